@@ -1,0 +1,2 @@
+// The loopback Vercel Sandbox API: the embedded default backend (work in progress).
+export {};
