@@ -1,17 +1,21 @@
 import { defineConfig } from "tsup";
 
+// Public entry points; each maps to a package.json `exports` subpath.
+const entry = {
+  index: "src/index.ts",
+  "emulator/index": "src/emulator/index.ts",
+  "provider/index": "src/provider/index.ts",
+  "devcontainer/index": "src/devcontainer/index.ts",
+};
+
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`
 // (core matches WorkerProviderError with instanceof), and npm installs the rest.
 export default defineConfig({
-  entry: {
-    index: "src/index.ts",
-    cli: "src/cli.ts",
-    "emulator/index": "src/emulator/index.ts",
-  },
+  entry: { ...entry, cli: "src/cli.ts" },
   format: ["esm"],
   target: "node22",
   platform: "node",
-  dts: { entry: { index: "src/index.ts", "emulator/index": "src/emulator/index.ts" } },
+  dts: { entry },
   sourcemap: true,
   clean: true,
   splitting: true,

@@ -1,0 +1,2 @@
+// The vercel-sandbox WorkerProvider (work in progress).
+export {};
