@@ -2,7 +2,7 @@
 // A string runs through the shell, an array is an executable and its arguments with no shell, and an object
 // names commands that run in parallel and must all succeed. Anything else is a fault naming the property.
 import type { Node } from "jsonc-parser";
-import { childPath, describeNode, faultAt, type RecipeText } from "./jsonc.js";
+import { childPath, describeNode, faultAt, members, type RecipeText } from "./jsonc.js";
 
 export type ShellCommand = { readonly kind: "shell"; readonly command: string };
 export type ExecCommand = { readonly kind: "exec"; readonly argv: readonly string[] };
@@ -41,17 +41,12 @@ export function readLifecycleCommand(source: RecipeText, node: Node, property: s
 
 function readParallel(source: RecipeText, node: Node, property: string): ParallelCommands | undefined {
   const entries: [string, SingleCommand][] = [];
-  const seen = new Set<string>();
-  // Walk in reverse so a repeated name keeps its last value (JSON.parse semantics) but the first position.
-  for (const member of [...(node.children ?? [])].reverse()) {
-    const [key, value] = member.children ?? [];
-    if (!key || !value || typeof key.value !== "string" || seen.has(key.value)) continue;
-    seen.add(key.value);
-    const single = readSingle(source, value, childPath(property, key.value), "a string or an array of strings");
-    if (single) entries.push([key.value, single]);
+  for (const [name, { value }] of members(node)) {
+    const single = readSingle(source, value, childPath(property, name), "a string or an array of strings");
+    if (single) entries.push([name, single]);
   }
-  if (entries.length === 0) return undefined;
-  return { kind: "parallel", commands: Object.fromEntries(entries.reverse()) };
+  // fromEntries defines own properties, so a command named "__proto__" stays an ordinary name.
+  return entries.length === 0 ? undefined : { kind: "parallel", commands: Object.fromEntries(entries) };
 }
 
 function readSingle(source: RecipeText, node: Node, property: string, forms: string): SingleCommand | undefined {

@@ -2,7 +2,7 @@
 // of lifecycle commands only. remoteEnv overrides matching containerEnv keys, null removes a variable, and
 // nothing is substituted: `${localEnv:HOME}` stays those exact characters.
 import type { Node } from "jsonc-parser";
-import { childPath, describeNode, faultAt, type RecipeText } from "./jsonc.js";
+import { childPath, describeNode, faultAt, members, type RecipeText } from "./jsonc.js";
 
 export interface LifecycleEnv {
   /** Variables to set for lifecycle commands, by name (sorted). */
@@ -43,18 +43,16 @@ function readEnvObject(source: RecipeText, node: Node, property: EnvProperty): M
     throw faultAt(source, node, property, `${property} must be an object of variables, not ${describeNode(node)}`, FIX);
   }
   const variables = new Map<string, string | null>();
-  for (const member of node.children ?? []) {
-    const [key, value] = member.children ?? [];
-    if (!key || !value || typeof key.value !== "string") continue;
-    const path = childPath(property, key.value);
+  for (const [name, { key, value }] of members(node)) {
+    const path = childPath(property, name);
     // Such a name cannot be passed to a process environment, so it could never mean what the owner wrote.
-    if (key.value === "" || key.value.includes("=") || key.value.includes("\0")) {
+    if (name === "" || name.includes("=") || name.includes("\0")) {
       throw faultAt(source, key, path, `${path} is not a usable variable name`, FIX);
     }
     if (value.type === "null") {
-      variables.set(key.value, null);
+      variables.set(name, null);
     } else if (value.type === "string" && !(value.value as string).includes("\0")) {
-      variables.set(key.value, value.value as string);
+      variables.set(name, value.value as string);
     } else {
       const what = value.type === "string" ? "a string with a NUL character" : describeNode(value);
       throw faultAt(source, value, path, `${path} must be a literal string or null, not ${what}`, FIX);

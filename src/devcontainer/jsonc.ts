@@ -105,13 +105,19 @@ export function locate(text: string, offset: number): RecipeLocation {
   return { line, column: end - lineStart + 1 };
 }
 
-/** An object's members by key; a repeated key keeps its last value, as JSON.parse does. */
-export function members(node: Node): Map<string, Node> {
-  const result = new Map<string, Node>();
+/** One `"key": value` pair of an object, both located. */
+export interface Member {
+  readonly key: Node;
+  readonly value: Node;
+}
+
+/** An object's members by key; a repeated key keeps its last value in its first position, as JSON.parse does. */
+export function members(node: Node): Map<string, Member> {
+  const result = new Map<string, Member>();
   for (const property of node.children ?? []) {
     const [key, value] = property.children ?? [];
     if (key && value && typeof key.value === "string") {
-      result.set(key.value, value);
+      result.set(key.value, { key, value });
     }
   }
   return result;

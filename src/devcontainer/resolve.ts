@@ -112,12 +112,12 @@ function resolveDevcontainer(file: string, content: string | Uint8Array): Recipe
   const properties = members(root);
   const phaseEntries: [PhaseName, NonNullable<Phases[PhaseName]>][] = [];
   for (const phase of PHASE_NAMES) {
-    const node = properties.get(phase);
+    const node = properties.get(phase)?.value;
     const command = node && readLifecycleCommand(source, node, phase);
     if (command) phaseEntries.push([phase, command]);
   }
   const envNodes: Partial<Record<(typeof ENV_PROPERTIES)[number], Node>> = {};
-  for (const property of ENV_PROPERTIES) envNodes[property] = properties.get(property);
+  for (const property of ENV_PROPERTIES) envNodes[property] = properties.get(property)?.value;
   const { env, unset } = readLifecycleEnv(source, envNodes);
 
   const known = new Set<string>([...PHASE_NAMES, ...ENV_PROPERTIES, ...METADATA_PROPERTIES]);
