@@ -44,7 +44,9 @@ export function parseJsonc(source: RecipeText): Node {
   const errors: ParseError[] = [];
   const root = parseTree(source.text, errors, { allowTrailingComma: true, disallowComments: false });
   const first = errors[0];
-  if (first) {
+  // Empty or comment-only text reports "value expected" at its end; say what the owner actually sees.
+  const holdsNothing = !root && errors.length === 1 && printParseErrorCode(first!.error) === "ValueExpected";
+  if (first && !holdsNothing) {
     throw new RecipeError({
       file: source.file,
       location: locate(source.text, first.offset),
