@@ -1,2 +1,100 @@
-// The loopback Vercel Sandbox API: the embedded default backend (work in progress).
-export {};
+// The loopback Vercel Sandbox API: the door of the emulator. `startLocalSandboxApi` serves the
+// REST API the UNMODIFIED `@vercel/sandbox` SDK speaks, reached through the SDK's documented
+// `fetch` option (`api.fetch` rewrites https://vercel.com/api to the loopback URL and forwards
+// `init` untouched, keeping the SDK's own undici dispatcher). Sandboxes are real directory
+// trees and commands real processes, isolated per sandbox (see isolation.ts).
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { type Faults, FaultTable } from "./faults.js";
+import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
+import { Lifecycle } from "./lifecycle.js";
+import { Registry } from "./registry.js";
+import { createApiServer, listen, type RequestLogEntry } from "./server.js";
+
+export type { FaultRule, Faults } from "./faults.js";
+export { EmulatorIsolationError } from "./isolation.js";
+export type { RequestLogEntry } from "./server.js";
+
+export interface LocalSandboxApiOptions {
+  /** Where sandbox filesystems and snapshots live; default a fresh temp dir removed on close. */
+  dataDir?: string;
+  /** TCP port on 127.0.0.1; default a free one. */
+  port?: number;
+  /** Directory of a Node >= 22.22.3 put first on the sandbox PATH (default: this Node's, if new enough). */
+  nodeBinDir?: string;
+}
+
+export interface LocalSandboxApi {
+  url: string;
+  /** Pass as the SDK's `fetch` option. */
+  fetch: typeof globalThis.fetch;
+  /** Opaque (non-JWT) credentials to pass to every static SDK call. */
+  credentials: { token: string; teamId: string; projectId: string };
+  requests(): RequestLogEntry[];
+  faults: Faults;
+  /** Stops every session, ends every process the emulator started, and closes the server. */
+  close(): Promise<void>;
+}
+
+const VERCEL_API = /^https:\/\/vercel\.com\/api/;
+
+export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
+  assertIsolationAvailable();
+  const ownsDataDir = !options.dataDir;
+  const dataDir = path.resolve(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), "vercel-sandbox-emulator-"))));
+  await mkdir(path.join(dataDir, "sandboxes"), { recursive: true });
+  await mkdir(path.join(dataDir, "snapshots"), { recursive: true });
+
+  const children = new Set<ChildProcess>();
+  const track = (child: ChildProcess) => {
+    children.add(child);
+    child.once("close", () => children.delete(child));
+  };
+  const registry = new Registry();
+  const lifecycle = new Lifecycle(registry, dataDir, track);
+  const faults = new FaultTable();
+  const log: RequestLogEntry[] = [];
+  const server = createApiServer(
+    { registry, lifecycle, nodeBinDir: resolveNodeBinDir(options.nodeBinDir), track },
+    faults,
+    log,
+  );
+  const port = await listen(server, options.port ?? 0);
+  const url = `http://127.0.0.1:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      server.close();
+      server.closeAllConnections();
+      await Promise.all([...registry.sessions.values()].map((s) => lifecycle.stop(s)));
+      for (const child of children) child.kill("SIGKILL");
+      await Promise.all(
+        [...children].map(
+          (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(0) : c.once("close", r))),
+        ),
+      );
+      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+    })();
+    return closing;
+  };
+
+  return {
+    url,
+    fetch: ((input: string | URL | Request, init?: RequestInit) => {
+      const target = typeof input === "string" || input instanceof URL ? String(input) : input.url;
+      return globalThis.fetch(target.replace(VERCEL_API, url), init);
+    }) as typeof globalThis.fetch,
+    credentials: {
+      token: `emu_${randomBytes(16).toString("hex")}`,
+      teamId: "team_emulator",
+      projectId: "prj_emulator",
+    },
+    requests: () => log.map((e) => ({ ...e })),
+    faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
+    close,
+  };
+}

@@ -1,0 +1,157 @@
+// Command and file endpoints C1–C6, F1–F3. `runCommand` (wait+logs) streams NDJSON: the
+// command line first, live output, then the finished command; detached runs answer at once
+// with `exitCode:null`. `wait` sends headers immediately (the SDK's headers timeout is 300 s)
+// and the body at exit. Commands run as root (no accounts exist on the host) with
+// HOME/USER of the sandbox user, or HOME=/root under `sudo`.
+import type { Ctx } from "./context.js";
+import { runningSession, sessionOr404 } from "./context.js";
+import { CommandProcess } from "./executor.js";
+import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
+import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
+import { asciiJson, startNdjson } from "./ndjson.js";
+import { commandPayload, SANDBOX_HOME } from "./payloads.js";
+import type { SessionRecord } from "./registry.js";
+
+const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+function commandEnv(ctx: Ctx, session: SessionRecord, own: Record<string, string>, sudo: boolean) {
+  const sandbox = ctx.registry.sandboxes.get(session.sandboxName);
+  const user = sudo ? "root" : "vercel-sandbox";
+  return {
+    PATH: ctx.nodeBinDir ? `${ctx.nodeBinDir}:${SYSTEM_PATH}` : SYSTEM_PATH,
+    HOME: sudo ? "/root" : SANDBOX_HOME,
+    USER: user,
+    LOGNAME: user,
+    SHELL: "/bin/bash",
+    LANG: "C.UTF-8",
+    VERCEL_SANDBOX: "1",
+    ...(sandbox?.env ?? {}),
+    ...own,
+  };
+}
+
+function streamError(command: CommandProcess) {
+  return {
+    stream: "error",
+    data: { code: "sandbox_stopped", message: `The sandbox stopped while command ${command.id} was running` },
+  };
+}
+
+/** C1/C2: POST …/sessions/{sid}/cmd. */
+export async function runCommand(ctx: Ctx): Promise<void> {
+  const session = runningSession(ctx, ctx.params[0]);
+  const body = await readJson(ctx.req);
+  const name = field.string(body, "command");
+  if (!name) throw badRequest("`command` is required");
+  const args = field.stringArray(body, "args") ?? [];
+  const env = field.stringRecord(body, "env") ?? {};
+  const sudo = field.boolean(body, "sudo") ?? false;
+  const timeoutMs = field.number(body, "timeout");
+  const cwd = resolveInSandbox(field.string(body, "cwd") ?? ".");
+  const wait = field.boolean(body, "wait") ?? false;
+  // The session may have stopped while the body was read.
+  const live = runningSession(ctx, session.id);
+  const command = new CommandProcess(
+    live.holder!,
+    {
+      sessionId: live.id,
+      name,
+      args,
+      cwd,
+      env: commandEnv(ctx, live, env, sudo),
+      timeoutMs,
+      enterNetwork: live.networkPolicy.mode === "deny-all",
+    },
+    ctx.track,
+  );
+  live.commands.set(command.id, command);
+  if (!wait) {
+    sendJson(ctx.res, 200, { command: commandPayload(command) });
+    return;
+  }
+  const out = startNdjson(ctx.res);
+  out.line({ command: commandPayload(command) });
+  command.follow(
+    (chunk) => out.line(chunk),
+    () => {
+      out.line(command.interrupted ? streamError(command) : { command: commandPayload(command) });
+      out.end();
+    },
+  );
+}
+
+function commandOf(ctx: Ctx): CommandProcess {
+  const session = sessionOr404(ctx, ctx.params[0]);
+  const command = session.commands.get(ctx.params[1] ?? "");
+  if (!command) throw notFound(`Command ${ctx.params[1]}`);
+  return command;
+}
+
+/** C3/C4: GET …/cmd/{cid}[?wait=true]; finished commands stay readable after their session stops. */
+export async function getCommand(ctx: Ctx): Promise<void> {
+  const command = commandOf(ctx);
+  if (ctx.url.searchParams.get("wait") !== "true" || command.exitCode !== null) {
+    sendJson(ctx.res, 200, { command: commandPayload(command) });
+    return;
+  }
+  ctx.res.writeHead(200, { "content-type": "application/json" });
+  ctx.res.flushHeaders();
+  const onClose = () => command.off("exit", onExit);
+  const onExit = () => {
+    ctx.res.off("close", onClose);
+    ctx.res.end(asciiJson({ command: commandPayload(command) }));
+  };
+  command.once("exit", onExit);
+  ctx.res.once("close", onClose);
+}
+
+/** C5: GET …/cmd/{cid}/logs: full replay, then live output, ending at exit. */
+export async function commandLogs(ctx: Ctx): Promise<void> {
+  const command = commandOf(ctx);
+  const out = startNdjson(ctx.res);
+  const unsubscribe = command.follow(
+    (chunk) => out.line(chunk),
+    () => {
+      if (command.interrupted) out.line(streamError(command));
+      out.end();
+    },
+  );
+  ctx.res.once("close", unsubscribe);
+}
+
+/** C6: POST …/cmd/{cid}/kill {signal}. */
+export async function killCommand(ctx: Ctx): Promise<void> {
+  runningSession(ctx, ctx.params[0]);
+  const command = commandOf(ctx);
+  const signal = field.number(await readJson(ctx.req), "signal") ?? 15;
+  if (!Number.isInteger(signal) || signal < 1 || signal > 64) throw badRequest("`signal` must be a signal number");
+  command.kill(signal);
+  sendJson(ctx.res, 200, { command: commandPayload(command) });
+}
+
+/** F1: POST …/fs/mkdir {path, cwd?}. */
+export async function makeDirectory(ctx: Ctx): Promise<void> {
+  const session = runningSession(ctx, ctx.params[0]);
+  const body = await readJson(ctx.req);
+  const path = field.string(body, "path");
+  if (!path) throw badRequest("`path` is required");
+  await mkdirInSandbox(session.holder!, path, field.string(body, "cwd"));
+  sendJson(ctx.res, 200, {});
+}
+
+/** F2: POST …/fs/write, a gzip tarball. */
+export async function writeFiles(ctx: Ctx): Promise<void> {
+  const session = runningSession(ctx, ctx.params[0]);
+  const body = await readBody(ctx.req);
+  await writeTarball(runningSession(ctx, session.id).holder!, ctx.req, body);
+  sendJson(ctx.res, 200, {});
+}
+
+/** F3: POST …/fs/read {path, cwd?}: raw bytes, or 404 when the file is missing. */
+export async function readFile(ctx: Ctx): Promise<void> {
+  const session = runningSession(ctx, ctx.params[0]);
+  const body = await readJson(ctx.req);
+  const path = field.string(body, "path");
+  if (!path) throw badRequest("`path` is required");
+  await sendFile(session.holder!, ctx.res, path, field.string(body, "cwd"));
+}

@@ -1,0 +1,222 @@
+// Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
+// layer), stop (kill the namespace; also on session timeout, as Vercel does), snapshot (stop,
+// then copy the sandbox's layer) and delete. The SDK's auto-resume relies on stopped sessions
+// answering 410 and on `get?resume=true` booting a new session, which starts here.
+import { type ChildProcess, execFile } from "node:child_process";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { HttpError } from "./http.js";
+import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
+import { MEMORY_PER_VCPU } from "./payloads.js";
+import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
+
+const run = promisify(execFile);
+const DEFAULT_SNAPSHOT_EXPIRATION = 30 * 24 * 3600 * 1000;
+
+export class Lifecycle {
+  constructor(
+    readonly registry: Registry,
+    readonly dataDir: string,
+    private readonly track: (c: ChildProcess) => void,
+  ) {}
+
+  sandboxDir(name: string): string {
+    return path.join(this.dataDir, "sandboxes", encodeURIComponent(name));
+  }
+
+  /** Replaces a sandbox's filesystem with a snapshot's copy (or an empty layer). */
+  async resetLayers(sandbox: SandboxRecord, snapshotId: string | undefined): Promise<void> {
+    const layout = sandboxLayout(sandbox.dir);
+    await rm(layout.fs, { recursive: true, force: true });
+    const snap = this.registry.liveSnapshot(snapshotId);
+    if (snap) {
+      await mkdir(sandbox.dir, { recursive: true });
+      await run("cp", ["-a", "--reflink=auto", path.join(snap.dir, "fs"), layout.fs]);
+      snap.lastUsedAt = Date.now();
+    }
+    await prepareLayers(sandbox.dir);
+  }
+
+  /** Gives `to` a copy of `from`'s current files (fork of a sandbox that has no snapshot). */
+  async copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
+    const target = sandboxLayout(to.dir).fs;
+    await rm(target, { recursive: true, force: true });
+    await mkdir(to.dir, { recursive: true });
+    await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
+    await prepareLayers(to.dir);
+  }
+
+  /** Boots a new running session for the sandbox and makes it current. */
+  async boot(sandbox: SandboxRecord, sourceSnapshotId?: string): Promise<SessionRecord> {
+    const now = Date.now();
+    const session: SessionRecord = {
+      id: newId("sbx"),
+      sandboxName: sandbox.name,
+      status: "pending",
+      region: sandbox.region,
+      runtime: sandbox.runtime,
+      vcpus: sandbox.vcpus,
+      memory: sandbox.vcpus * MEMORY_PER_VCPU,
+      timeout: sandbox.timeout,
+      networkPolicy: sandbox.networkPolicy,
+      sourceSnapshotId,
+      requestedAt: now,
+      createdAt: now,
+      updatedAt: now,
+      commands: new Map(),
+    };
+    this.registry.sessions.set(session.id, session);
+    sandbox.currentSessionId = session.id;
+    try {
+      session.holder = await startHolder(sandbox.dir, this.dataDir, this.track);
+    } catch (error) {
+      session.status = "failed";
+      session.updatedAt = Date.now();
+      throw new HttpError(422, "sandbox_boot_failed", `Could not start the sandbox: ${(error as Error).message}`);
+    }
+    session.status = "running";
+    session.startedAt = Date.now();
+    session.updatedAt = session.startedAt;
+    sandbox.statusUpdatedAt = session.startedAt;
+    this.armTimeout(session);
+    // A holder that dies on its own (e.g. killed from outside) still ends the session.
+    session.holder.exited.then(() => {
+      if (session.status === "running") void this.stop(session);
+    });
+    return session;
+  }
+
+  /** Resumes a sandbox: the running session if any, else a new one from its own layer. */
+  async resume(sandbox: SandboxRecord): Promise<{ session: SessionRecord; resumed: boolean }> {
+    if (sandbox.booting) return { session: await sandbox.booting, resumed: true };
+    const current = this.registry.sessions.get(sandbox.currentSessionId);
+    if (current?.stopping) await current.stopping;
+    if (current?.status === "running") return { session: current, resumed: false };
+    this.assertRestorable(sandbox);
+    sandbox.booting = (async () => {
+      let source: string | undefined;
+      if (sandbox.pendingRestore) {
+        source = sandbox.pendingRestore;
+        await this.resetLayers(sandbox, source);
+        sandbox.pendingRestore = undefined;
+      } else if (!sandbox.persistent) {
+        source = sandbox.baseSnapshotId;
+        await this.resetLayers(sandbox, source);
+      } else {
+        source = sandbox.currentSnapshotId;
+      }
+      return this.boot(sandbox, source);
+    })();
+    try {
+      return { session: await sandbox.booting, resumed: true };
+    } finally {
+      sandbox.booting = undefined;
+    }
+  }
+
+  /** 410 `snapshot_not_found` when a stopped sandbox's restore point is gone (getOrCreate recreates it). */
+  assertRestorable(sandbox: SandboxRecord): void {
+    const current = this.registry.sessions.get(sandbox.currentSessionId);
+    if (current?.status === "running" || current?.stopping) return;
+    const needed = sandbox.pendingRestore ?? sandbox.currentSnapshotId;
+    if (needed && !this.registry.liveSnapshot(needed)) {
+      throw new HttpError(
+        410,
+        "snapshot_not_found",
+        `The snapshot ${needed} this sandbox restores from no longer exists`,
+      );
+    }
+  }
+
+  armTimeout(session: SessionRecord): void {
+    clearTimeout(session.timer);
+    const deadline = (session.startedAt ?? Date.now()) + session.timeout;
+    session.timer = setTimeout(() => void this.stop(session), Math.max(deadline - Date.now(), 0));
+    session.timer.unref();
+  }
+
+  /** Ends every process of the session; idempotent. */
+  async stop(session: SessionRecord, status: "stopping" | "snapshotting" = "stopping"): Promise<void> {
+    if (session.stopping) return session.stopping;
+    if (session.status !== "running" && session.status !== "pending") return;
+    clearTimeout(session.timer);
+    session.status = status;
+    session.requestedStopAt = Date.now();
+    session.stopping = (async () => {
+      for (const command of session.commands.values()) if (command.exitCode === null) command.interrupted = true;
+      if (session.holder) await stopHolder(session.holder);
+      await Promise.all([...session.commands.values()].map((c) => c.done));
+      session.holder = undefined;
+      session.status = "stopped";
+      session.stoppedAt = Date.now();
+      session.updatedAt = session.stoppedAt;
+      const sandbox = this.registry.sandboxes.get(session.sandboxName);
+      if (sandbox) sandbox.statusUpdatedAt = session.stoppedAt;
+    })();
+    try {
+      await session.stopping;
+    } finally {
+      session.stopping = undefined;
+    }
+  }
+
+  /** Stops the session (as Vercel does) and copies the sandbox's layer into a new snapshot. */
+  async snapshot(sandbox: SandboxRecord, session: SessionRecord, expiration?: number): Promise<SnapshotRecord> {
+    await this.stop(session, "snapshotting");
+    const id = newId("snap");
+    const dir = path.join(this.dataDir, "snapshots", id);
+    await mkdir(dir, { recursive: true });
+    await run("cp", ["-a", "--reflink=auto", sandboxLayout(sandbox.dir).fs, path.join(dir, "fs")]);
+    const { stdout } = await run("du", ["-sb", path.join(dir, "fs")]).catch(() => ({ stdout: "0" }));
+    const now = Date.now();
+    const ttl = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION;
+    const snap: SnapshotRecord = {
+      id,
+      sourceSessionId: session.id,
+      sandboxName: sandbox.name,
+      region: sandbox.region,
+      status: "created",
+      sizeBytes: Number.parseInt(stdout, 10) || 0,
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: ttl === 0 ? undefined : now + ttl,
+      parentId: session.sourceSnapshotId,
+      dir,
+    };
+    this.registry.snapshots.set(id, snap);
+    session.snapshottedAt = now;
+    if (sandbox.persistent) sandbox.currentSnapshotId = id;
+    await this.evict(sandbox);
+    return snap;
+  }
+
+  private async evict(sandbox: SandboxRecord): Promise<void> {
+    const keep = sandbox.keepLastSnapshots as { count?: number; deleteEvicted?: boolean } | undefined;
+    if (!keep?.count || keep.deleteEvicted === false) return;
+    const own = [...this.registry.snapshots.values()]
+      .filter((s) => s.sandboxName === sandbox.name && s.status === "created")
+      .sort((a, b) => b.createdAt - a.createdAt);
+    for (const old of own.slice(keep.count)) await this.deleteSnapshot(old);
+  }
+
+  async deleteSnapshot(snap: SnapshotRecord): Promise<void> {
+    snap.status = "deleted";
+    snap.updatedAt = Date.now();
+    await rm(snap.dir, { recursive: true, force: true });
+  }
+
+  async deleteSandbox(sandbox: SandboxRecord, deleteOrphanSnapshots: boolean): Promise<void> {
+    const current = this.registry.sessions.get(sandbox.currentSessionId);
+    if (current) await this.stop(current);
+    this.registry.sandboxes.delete(sandbox.name);
+    await rm(sandbox.dir, { recursive: true, force: true });
+    if (!deleteOrphanSnapshots) return;
+    const used = new Set([...this.registry.sandboxes.values()].flatMap((s) => [s.currentSnapshotId, s.baseSnapshotId]));
+    for (const snap of this.registry.snapshots.values()) {
+      if (snap.sandboxName === sandbox.name && snap.status === "created" && !used.has(snap.id)) {
+        await this.deleteSnapshot(snap);
+      }
+    }
+  }
+}

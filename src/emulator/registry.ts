@@ -1,0 +1,120 @@
+// In-memory state of the emulated service: sandboxes (durable identities), sessions (one boot
+// each, addressed by id), commands and snapshots, plus the id and cursor rules the SDK's
+// paginators rely on (`pagination.next` is an opaque cursor, `null` on the last page).
+import { randomBytes } from "node:crypto";
+import type { CommandProcess } from "./executor.js";
+import type { Holder } from "./isolation.js";
+
+export type SessionStatus = "pending" | "running" | "stopping" | "stopped" | "failed" | "aborted" | "snapshotting";
+
+export interface SandboxRecord {
+  name: string;
+  projectId: string;
+  persistent: boolean;
+  region: string;
+  runtime?: string;
+  image?: string;
+  vcpus: number;
+  timeout: number;
+  ports: number[];
+  env: Record<string, string>;
+  tags?: Record<string, string>;
+  /** Request-shape policy; converted to the legacy shape on the way out. */
+  networkPolicy: Record<string, unknown>;
+  snapshotExpiration?: number;
+  keepLastSnapshots?: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+  statusUpdatedAt: number;
+  currentSessionId: string;
+  currentSnapshotId?: string;
+  /** The snapshot a non-persistent sandbox's sessions boot from (undefined: clean image). */
+  baseSnapshotId?: string;
+  /** Set by PATCH currentSnapshotId: the next session restores that snapshot first. */
+  pendingRestore?: string;
+  /** Host directory holding this sandbox's filesystem layers. */
+  dir: string;
+  /** In-flight boot, so concurrent resumes share one session. */
+  booting?: Promise<SessionRecord>;
+}
+
+export interface SessionRecord {
+  id: string;
+  sandboxName: string;
+  status: SessionStatus;
+  region: string;
+  runtime?: string;
+  vcpus: number;
+  memory: number;
+  timeout: number;
+  networkPolicy: Record<string, unknown>;
+  sourceSnapshotId?: string;
+  requestedAt: number;
+  createdAt: number;
+  startedAt?: number;
+  updatedAt: number;
+  requestedStopAt?: number;
+  stoppedAt?: number;
+  snapshottedAt?: number;
+  holder?: Holder;
+  timer?: NodeJS.Timeout;
+  /** In-flight stop, so resume can wait for it. */
+  stopping?: Promise<void>;
+  commands: Map<string, CommandProcess>;
+}
+
+export interface SnapshotRecord {
+  id: string;
+  sourceSessionId: string;
+  sandboxName: string;
+  region: string;
+  status: "created" | "deleted" | "failed";
+  sizeBytes: number;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt?: number;
+  lastUsedAt?: number;
+  parentId?: string;
+  dir: string;
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString("base64url").replace(/[-_]/g, "x")}`;
+}
+
+export class Registry {
+  readonly sandboxes = new Map<string, SandboxRecord>();
+  readonly sessions = new Map<string, SessionRecord>();
+  readonly snapshots = new Map<string, SnapshotRecord>();
+
+  /** A snapshot that still exists: deleted and expired ones count as gone. */
+  liveSnapshot(id: string | undefined): SnapshotRecord | undefined {
+    if (!id) return undefined;
+    const snap = this.snapshots.get(id);
+    if (snap?.status !== "created") return undefined;
+    if (snap.expiresAt !== undefined && snap.expiresAt <= Date.now()) return undefined;
+    return snap;
+  }
+}
+
+/** One page of `items` from an offset cursor; `next` is null on the last page. */
+export function paginate<T>(
+  items: T[],
+  query: URLSearchParams,
+): { page: T[]; pagination: { count: number; next: string | null } } {
+  const limit = Math.min(Math.max(Number(query.get("limit") ?? 20) || 20, 1), 200);
+  const offset = Math.max(Number(query.get("cursor") ?? 0) || 0, 0);
+  const page = items.slice(offset, offset + limit);
+  const next = offset + limit < items.length ? String(offset + limit) : null;
+  return { page, pagination: { count: page.length, next } };
+}
+
+/** Sorts by a numeric/string key, ascending or descending (`desc` by default, newest first). */
+export function sortBy<T>(items: T[], key: (item: T) => number | string, order: string | null): T[] {
+  const sign = order === "asc" ? 1 : -1;
+  return [...items].sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    return ka < kb ? -sign : ka > kb ? sign : 0;
+  });
+}

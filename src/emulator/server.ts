@@ -1,0 +1,108 @@
+// The HTTP server: routing, the request log (method, path, status, ms) that tests and benches
+// count round trips with, and fault injection, which sits in front of every handler. Handler
+// failures become JSON errors; nothing a client sends can crash the server.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { EmulatorState } from "./context.js";
+import type { FaultRule, FaultTable } from "./faults.js";
+import { HttpError, sendError } from "./http.js";
+import { matchRoute } from "./routes.js";
+
+export interface RequestLogEntry {
+  method: string;
+  /** The pathname, without the query. */
+  path: string;
+  /** 0 when the connection was reset or dropped by a fault. */
+  status: number;
+  ms: number;
+}
+
+/** Makes the handler's output vanish and destroys the socket once the handler ends its response. */
+function dropResponse(res: ServerResponse): void {
+  const socket = res.socket;
+  let ended = false;
+  const callbackOf = (args: unknown[]) => args.find((a): a is () => void => typeof a === "function");
+  Object.assign(res, {
+    writeHead: () => res,
+    flushHeaders: () => {},
+    write: (...args: unknown[]) => {
+      callbackOf(args)?.();
+      return true;
+    },
+    end: (...args: unknown[]) => {
+      if (!ended) {
+        ended = true;
+        callbackOf(args)?.();
+        res.emit("finish");
+        setImmediate(() => socket?.destroy());
+      }
+      return res;
+    },
+  });
+}
+
+async function applyFault(
+  rule: FaultRule,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<"handled" | "drop" | "run"> {
+  if (rule.delayMs) await new Promise((r) => setTimeout(r, rule.delayMs));
+  if (rule.reset) {
+    req.socket.destroy();
+    return "handled";
+  }
+  if (rule.status) {
+    const headers: Record<string, string> =
+      rule.retryAfterS !== undefined ? { "retry-after": String(rule.retryAfterS) } : {};
+    const code = rule.status === 429 ? "rate_limited" : "injected_fault";
+    sendError(res, new HttpError(rule.status, code, `Injected fault: status ${rule.status}`, headers));
+    return "handled";
+  }
+  return rule.dropAfterCommit ? "drop" : "run";
+}
+
+export function createApiServer(state: EmulatorState, faults: FaultTable, log: RequestLogEntry[]): Server {
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const method = (req.method ?? "GET").toUpperCase();
+    const entry: RequestLogEntry = { method, path: url.pathname, status: 0, ms: 0 };
+    log.push(entry);
+    let dropped = false;
+    res.once("close", () => {
+      entry.status = dropped || !res.headersSent ? 0 : res.statusCode;
+      entry.ms = Math.round((performance.now() - started) * 100) / 100;
+    });
+    void (async () => {
+      try {
+        const rule = faults.take(method, url.pathname);
+        if (rule) {
+          const outcome = await applyFault(rule, req, res);
+          if (outcome === "handled") return;
+          if (outcome === "drop") {
+            dropped = true;
+            dropResponse(res);
+          }
+        }
+        const match = matchRoute(method, url.pathname);
+        if (!match) throw new HttpError(404, "not_found", `No such endpoint: ${method} ${url.pathname}`);
+        if ("methodNotAllowed" in match)
+          throw new HttpError(405, "method_not_allowed", `${method} is not allowed here`);
+        await match.handler({ ...state, req, res, url, params: match.params });
+      } catch (error) {
+        if (!res.headersSent) sendError(res, error);
+        else res.destroy();
+      }
+    })();
+  });
+  server.on("clientError", (_error, socket) => socket.destroy());
+  return server;
+}
+
+export async function listen(server: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
