@@ -11,7 +11,7 @@ const entry = {
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`
 // (core matches WorkerProviderError with instanceof), and npm installs the rest.
 export default defineConfig({
-  entry: { ...entry, cli: "src/cli.ts" },
+  entry: { ...entry, cli: "src/cli.ts", config: "src/config.ts" },
   format: ["esm"],
   target: "node22",
   platform: "node",

@@ -1,2 +1,13 @@
-// The vercel-sandbox WorkerProvider (work in progress).
-export {};
+// The door of the provider room: the factory the plugin registers, and the types tests and hosts need.
+export type { SandboxHandle, SandboxSdk, VercelClientOptions } from "./client.js";
+export type { Credentials, SecretResolver } from "./credentials.js";
+export {
+  createVercelSandboxProvider,
+  type EnrollmentContext,
+  type NodeEnroller,
+  PROVIDER_ID,
+  type ProvisionStep,
+  type VercelSandboxProvider,
+  type VercelSandboxProviderOptions,
+} from "./provider.js";
+export { type ProfileSettings, ProfileSettingsSchema, parseSettings, SettingsError } from "./settings.js";

@@ -1,0 +1,191 @@
+// The one seam between the provider and Vercel. Every Vercel call goes through here: credentials, the
+// `fetch` used by the SDK (the emulator or a custom API URL plugs in only through the SDK's documented
+// `fetch` option), retries of calls that are safe to repeat, and error classification.
+//
+// The SDK auto-resumes a stopped sandbox when a session-scoped call gets 410 (it calls
+// `GET /v2/sandboxes/{name}?resume=true`). Inspect and keepalive must never wake a sandbox, so the handles
+// they get are bound to a fetch that refuses any `resume=true` request: the SDK then fails instead of booting.
+import * as defaultSdk from "@vercel/sandbox";
+import pRetry from "p-retry";
+import { type Credentials, defaultSecretResolver, resolveCredentials, type SecretResolver } from "./credentials.js";
+import type { ProfileSettings } from "./settings.js";
+import { classify, VercelApiError } from "./vercel-errors.js";
+
+type Fetch = typeof globalThis.fetch;
+export type SandboxSdk = Pick<typeof defaultSdk, "Sandbox" | "Snapshot">;
+export type SandboxHandle = defaultSdk.Sandbox;
+type CreateParams = Parameters<typeof defaultSdk.Sandbox.create>[0];
+
+export interface VercelClientOptions {
+  /** The `@vercel/sandbox` module to use (tests run 3.2.1 and the latest 3.x). */
+  sdk?: SandboxSdk;
+  /** Passed to the SDK as its documented `fetch` option, e.g. an emulator's `api.fetch`. */
+  fetch?: Fetch;
+  /** Explicit credentials; otherwise they are resolved from the profile's references at call time. */
+  credentials?: Credentials;
+  env?: NodeJS.ProcessEnv;
+  resolveSecret?: SecretResolver;
+}
+
+export interface SandboxSummary {
+  name: string;
+  status: string;
+  tags: Record<string, string>;
+}
+
+const RESUME_BLOCKED = JSON.stringify({
+  error: { code: "resume_blocked", message: "this call must not wake a stopped sandbox" },
+});
+
+function rewritingFetch(apiUrl: string, base: Fetch): Fetch {
+  return (input, init) => base(String(input).replace(/^https:\/\/vercel\.com\/api/, apiUrl), init);
+}
+
+function refusingResume(base: Fetch): Fetch {
+  return (input, init) =>
+    /[?&]resume=true(&|$)/.test(String(input))
+      ? Promise.resolve(new Response(RESUME_BLOCKED, { status: 409, headers: { "content-type": "application/json" } }))
+      : base(input, init);
+}
+
+/** Retries only failures that are transient, for operations that are safe to repeat. */
+function retrying<T>(operation: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  return pRetry(
+    async () => {
+      try {
+        return await run();
+      } catch (error) {
+        throw classify(error, operation);
+      }
+    },
+    {
+      retries: 2,
+      minTimeout: 300,
+      factor: 2,
+      signal,
+      shouldRetry: ({ error }) => error instanceof VercelApiError && error.kind === "transient",
+    },
+  );
+}
+
+export class VercelClient {
+  private readonly sdk: SandboxSdk;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly resolveSecret: SecretResolver;
+
+  constructor(private readonly options: VercelClientOptions = {}) {
+    this.sdk = options.sdk ?? defaultSdk;
+    this.env = options.env ?? process.env;
+    this.resolveSecret = options.resolveSecret ?? defaultSecretResolver(this.env);
+  }
+
+  /** Resolves credentials and transport for one profile. Reads the environment; makes no request. */
+  async project(settings: ProfileSettings): Promise<VercelProject> {
+    const credentials =
+      this.options.credentials ?? (await resolveCredentials(settings.credentials, this.env, this.resolveSecret));
+    const base = this.options.fetch ?? globalThis.fetch;
+    const fetch = settings.apiUrl && !this.options.fetch ? rewritingFetch(settings.apiUrl, base) : base;
+    return new VercelProject(this.sdk, credentials, fetch);
+  }
+}
+
+export class VercelProject {
+  constructor(
+    private readonly sdk: SandboxSdk,
+    private readonly credentials: Credentials | undefined,
+    private readonly fetch: Fetch,
+  ) {}
+
+  private params<T extends object>(extra: T, fetch: Fetch = this.fetch) {
+    return { ...(this.credentials ?? {}), fetch, ...extra };
+  }
+
+  /** Creates a named sandbox; the SDK itself retries 5xx and network failures of this POST. */
+  async create(params: NonNullable<CreateParams>, signal?: AbortSignal): Promise<SandboxHandle> {
+    try {
+      return await this.sdk.Sandbox.create(this.params({ ...params, signal }) as CreateParams);
+    } catch (error) {
+      throw classify(error, "create sandbox");
+    }
+  }
+
+  /** One lookup by name that never boots a session; `undefined` when Vercel says the name does not exist. */
+  async find(name: string, signal?: AbortSignal): Promise<SandboxHandle | undefined> {
+    try {
+      return await retrying("get sandbox", signal, () =>
+        this.sdk.Sandbox.get(this.params({ name, signal }, refusingResume(this.fetch))),
+      );
+    } catch (error) {
+      if (error instanceof VercelApiError && error.kind === "not_found") return undefined;
+      throw error;
+    }
+  }
+
+  /** Returns the sandbox with a running session, booting one if it is stopped. */
+  async resume(name: string, signal?: AbortSignal): Promise<SandboxHandle> {
+    return retrying("resume sandbox", signal, () => this.sdk.Sandbox.get(this.params({ name, resume: true, signal })));
+  }
+
+  async list(tag: Record<string, string>, signal?: AbortSignal): Promise<SandboxSummary[]> {
+    return retrying("list sandboxes", signal, async () => {
+      const out: SandboxSummary[] = [];
+      const paginator = await this.sdk.Sandbox.list(this.params({ tags: tag, limit: 100, signal }));
+      for await (const sandbox of paginator) {
+        out.push({ name: sandbox.name, status: sandbox.status, tags: sandbox.tags ?? {} });
+      }
+      return out;
+    });
+  }
+
+  async snapshotIdsOf(name: string, signal?: AbortSignal): Promise<string[]> {
+    return retrying("list snapshots", signal, async () => {
+      const ids: string[] = [];
+      const paginator = await this.sdk.Snapshot.list(this.params({ name, limit: 100, signal }));
+      for await (const snapshot of paginator) {
+        if (snapshot.status !== "deleted") ids.push(snapshot.id);
+      }
+      return ids;
+    });
+  }
+
+  async deleteSnapshot(snapshotId: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await retrying("delete snapshot", signal, async () => {
+        const snapshot = await this.sdk.Snapshot.get(this.params({ snapshotId, signal }));
+        await snapshot.delete({ signal });
+      });
+    } catch (error) {
+      if (!(error instanceof VercelApiError && error.kind === "not_found")) throw error;
+    }
+  }
+
+  /** Deletes a sandbox (its running session ends with it); a missing sandbox counts as deleted. */
+  async delete(sandbox: SandboxHandle, deleteOrphanSnapshots: boolean, signal?: AbortSignal): Promise<void> {
+    try {
+      await retrying("delete sandbox", signal, () => sandbox.delete({ deleteOrphanSnapshots, signal }));
+    } catch (error) {
+      if (!(error instanceof VercelApiError && error.kind === "not_found")) throw error;
+    }
+  }
+
+  /** Extends a running session on a handle from `find` (so a stopped session fails instead of waking). */
+  async extendTimeout(sandbox: SandboxHandle, ms: number, signal?: AbortSignal): Promise<void> {
+    try {
+      await sandbox.extendTimeout(ms, { signal });
+    } catch (error) {
+      throw classify(error, "extend timeout");
+    }
+  }
+
+  async updateNetworkPolicy(
+    sandbox: SandboxHandle,
+    policy: Parameters<SandboxHandle["updateNetworkPolicy"]>[0],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await sandbox.updateNetworkPolicy(policy, { signal });
+    } catch (error) {
+      throw classify(error, "update network policy");
+    }
+  }
+}

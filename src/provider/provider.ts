@@ -1,0 +1,343 @@
+// The `vercel-sandbox` WorkerProvider, assembled from single-purpose parts: settings (pure), allocation
+// (pure), the Vercel client seam, release-with-proof, the lease ledger and the keepalive. Every failure is
+// mapped onto the contract: WorkerProviderError only before allocation or after proven release,
+// cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
+import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
+import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import { type Allocation, AllocationError, allocate, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
+import { type SandboxHandle, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
+import { Keepalive } from "./keepalive.js";
+import { LeaseLedger } from "./ledger.js";
+import { createRequest, egressPolicy, gatewayHostOf, machineOptions, vcpusOfMachineClass } from "./policy.js";
+import { messageOf, registerSecret } from "./redact.js";
+import { type RetainedSnapshots, releaseSandbox } from "./release.js";
+import { KeyedSerial } from "./serial.js";
+import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
+import type { MaintainContext, NodeEnrollment, ProviderLogger, ProvisionOptions } from "./types.js";
+import { VercelApiError } from "./vercel-errors.js";
+
+export const PROVIDER_ID = "vercel-sandbox";
+
+export interface EnrollmentContext {
+  leaseId: string;
+  sandbox: SandboxHandle;
+  enrollment: NodeEnrollment;
+  signal?: AbortSignal;
+}
+/** Starts the OpenClaw node on the sandbox and resolves with its device id. */
+export type NodeEnroller = (context: EnrollmentContext) => Promise<string>;
+
+export type ProvisionStep = "allocated" | "adopted" | "enrollment-started" | "enrolled" | "released";
+
+export interface VercelSandboxProviderOptions extends VercelClientOptions {
+  logger?: ProviderLogger;
+  /** Gateway scope mixed into lease ids and tags; a profile's `scope` setting wins. */
+  scope?: string;
+  /** Where the lease ledger lives; in memory when absent. */
+  stateDir?: string;
+  enroll?: NodeEnroller;
+  retainedSnapshots?: RetainedSnapshots;
+  /** Observes provision progress (tests, diagnostics). */
+  onStep?: (step: ProvisionStep, leaseId: string) => void;
+}
+
+export type VercelSandboxProvider = WorkerProvider & {
+  renew(leaseId: string): Promise<void>;
+  /** Stops every keepalive; the plugin service calls it on gateway stop. */
+  dispose(): Promise<void>;
+};
+
+const CREATE_BUDGET_MS = 3 * 60_000;
+const ENROLL_BUDGET_MS = 15 * 60_000;
+const RELEASE_BUDGET_MS = 3 * 60_000;
+const MAINTAIN_RELEASES_PER_PASS = 16;
+
+const notYetEnrollable: NodeEnroller = async () => {
+  throw new WorkerProviderError(
+    "vercel-sandbox: starting an OpenClaw node on the sandbox is not available in this version; " +
+      "the sandbox was released",
+  );
+};
+
+function settingsOf(profile: unknown): ProfileSettings {
+  try {
+    return parseSettings(profile);
+  } catch (error) {
+    if (error instanceof SettingsError) throw new WorkerProviderError(error.message);
+    throw error;
+  }
+}
+
+/** Errors leave the provider redacted, and without `cause` chains that could carry secrets. */
+function sanitized(error: unknown): Error {
+  if (error instanceof WorkerProviderError) return new WorkerProviderError(messageOf(error));
+  if (WorkerProviderError.isCleanupIndeterminate(error)) return error;
+  const out = new Error(messageOf(error));
+  out.name = error instanceof Error ? error.name : "Error";
+  return out;
+}
+
+export function createVercelSandboxProvider(options: VercelSandboxProviderOptions = {}): VercelSandboxProvider {
+  const client = new VercelClient(options);
+  const logger: ProviderLogger = options.logger ?? { warn: (message) => console.warn(message) };
+  const ledger = LeaseLedger.inDirectory(options.stateDir);
+  const keepalive = new Keepalive(logger);
+  const serial = new KeyedSerial();
+  const inflight = new Map<string, Promise<WorkerLease>>();
+  const knownSettings = new Map<string, ProfileSettings>();
+  const enroll = options.enroll ?? notYetEnrollable;
+  const retained: RetainedSnapshots = options.retainedSnapshots ?? (async () => new Set());
+  const step = (name: ProvisionStep, leaseId: string) => {
+    options.onStep?.(name, leaseId);
+    logger.info?.(`vercel-sandbox ${leaseId}: ${name}`);
+  };
+
+  function allocationFor(settings: ProfileSettings, operationId: string): Allocation {
+    try {
+      return allocate(settings.scope ?? options.scope, operationId);
+    } catch (error) {
+      if (error instanceof AllocationError) throw new WorkerProviderError(`vercel-sandbox: ${error.message}`);
+      throw error;
+    }
+  }
+
+  function armKeepalive(leaseId: string, sandboxName: string, settings: ProfileSettings): void {
+    knownSettings.set(leaseId, settings);
+    keepalive.arm({ leaseId, timeoutMs: settings.timeoutMs, tick: () => extendIfRunning(sandboxName, settings) });
+  }
+
+  /** Extends a running session back to the profile timeout; false (end keepalive) once it is not running. */
+  async function extendIfRunning(sandboxName: string, settings: ProfileSettings): Promise<boolean> {
+    const project = await client.project(settings);
+    const sandbox = await project.find(sandboxName);
+    if (sandbox?.status !== "running") return false;
+    const remaining = (sandbox.expiresAt?.getTime() ?? 0) - Date.now();
+    const shortfall = settings.timeoutMs - remaining;
+    if (shortfall >= 60_000) {
+      try {
+        await project.extendTimeout(sandbox, shortfall);
+      } catch (error) {
+        if (error instanceof VercelApiError && error.kind !== "transient") return false;
+        throw error;
+      }
+    }
+    return true;
+  }
+
+  async function createOrAdopt(
+    project: VercelProject,
+    allocation: Allocation,
+    request: ReturnType<typeof createRequest>,
+    signal?: AbortSignal,
+  ): Promise<SandboxHandle> {
+    try {
+      const sandbox = await project.create(request, signal);
+      step("allocated", allocation.leaseId);
+      return sandbox;
+    } catch (error) {
+      // A replay, a concurrent provision or a create whose response was lost: adopt what exists by name.
+      const maybeCreated = error instanceof VercelApiError && ["conflict", "transient"].includes(error.kind);
+      if (!maybeCreated) throw error;
+      const existing = await project.find(allocation.sandboxName, signal);
+      if (!existing) throw error;
+      if (existing.tags?.[TAG_SCOPE] !== allocation.scope) {
+        throw new WorkerProviderError(
+          `vercel-sandbox: sandbox ${allocation.sandboxName} exists but is not owned by scope ${allocation.scope}`,
+        );
+      }
+      const sandbox = existing.status === "running" ? existing : await project.resume(allocation.sandboxName, signal);
+      step("adopted", allocation.leaseId);
+      return sandbox;
+    }
+  }
+
+  async function enrollOn(
+    project: VercelProject,
+    sandbox: SandboxHandle,
+    settings: ProfileSettings,
+    leaseId: string,
+    options: ProvisionOptions,
+  ): Promise<string> {
+    if (!options.beginNodeEnrollment) {
+      throw new WorkerProviderError("vercel-sandbox: the gateway did not offer node enrollment for this worker");
+    }
+    const enrollment = await options.beginNodeEnrollment();
+    registerSecret(enrollment.nodeBootstrap.token);
+    if (enrollment.mode === "connect") registerSecret(enrollment.setupCode);
+    step("enrollment-started", leaseId);
+    const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
+    if (settings.networkPolicy !== "allow-all" && gatewayHost) {
+      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, [gatewayHost]), options.signal);
+    }
+    return enroll({ leaseId, sandbox, enrollment, signal: options.signal });
+  }
+
+  async function provisionLocked(
+    settings: ProfileSettings,
+    rawSettings: unknown,
+    allocation: Allocation,
+    vcpus: number,
+    provisionOptions: ProvisionOptions,
+  ): Promise<WorkerLease> {
+    const { leaseId, sandboxName } = allocation;
+    const { signal } = provisionOptions;
+    if (await ledger.tombstone(leaseId)) {
+      throw new WorkerProviderError(`vercel-sandbox: lease ${leaseId} was already destroyed; it is not re-created`);
+    }
+    const project = await client.project(settings);
+    signal?.throwIfAborted();
+    const request = createRequest(allocation, settings, rawSettings, vcpus);
+    const sandbox = await createOrAdopt(project, allocation, request, signal);
+    try {
+      signal?.throwIfAborted();
+      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions);
+      step("enrolled", leaseId);
+      armKeepalive(leaseId, sandboxName, settings);
+      return { leaseId, sharedHost: false, node: { deviceId } };
+    } catch (error) {
+      try {
+        await releaseSandbox(project, sandboxName, retained);
+        step("released", leaseId);
+      } catch (cleanupError) {
+        throw WorkerProviderError.cleanupIndeterminate(leaseId, sanitized(error), sanitized(cleanupError));
+      }
+      throw error;
+    }
+  }
+
+  const provider: VercelSandboxProvider = {
+    id: PROVIDER_ID,
+    supportedExecutionModes: ["worker-turn", "remote-exec"],
+    requiresNodeEnrollment: true,
+    provisionBeforeInstallation: true,
+
+    async listMachineOptions(profile) {
+      return machineOptions(settingsOf(profile));
+    },
+
+    async resolveAllocation(profile, operationId) {
+      const { leaseId } = allocationFor(settingsOf(profile), operationId);
+      return { leaseId, sharedHost: false };
+    },
+
+    async provision(profile, operationId, provisionOptions = {}) {
+      const settings = settingsOf(profile);
+      const mode = provisionOptions.executionMode;
+      if (mode !== undefined && mode !== "worker-turn" && mode !== "remote-exec") {
+        throw new WorkerProviderError(`vercel-sandbox: execution mode ${String(mode)} is not supported`);
+      }
+      let vcpus = settings.vcpus;
+      if (provisionOptions.machineClass !== undefined) {
+        const chosen = vcpusOfMachineClass(provisionOptions.machineClass);
+        if (chosen === undefined) {
+          throw new WorkerProviderError(
+            `vercel-sandbox: machine class ${JSON.stringify(provisionOptions.machineClass.slice(0, 128))} is not one of vcpu-1, vcpu-2, vcpu-4, vcpu-8`,
+          );
+        }
+        vcpus = chosen;
+      }
+      const allocation = allocationFor(settings, operationId);
+      provisionOptions.signal?.throwIfAborted();
+      const running = inflight.get(allocation.leaseId);
+      if (running) return running;
+      const attempt = serial
+        .run(allocation.leaseId, () => provisionLocked(settings, profile, allocation, vcpus, provisionOptions))
+        .catch((error: unknown) => {
+          throw sanitized(error);
+        })
+        .finally(() => inflight.delete(allocation.leaseId));
+      inflight.set(allocation.leaseId, attempt);
+      return attempt;
+    },
+
+    resolveProvisionTimeoutMs() {
+      return CREATE_BUDGET_MS + ENROLL_BUDGET_MS + RELEASE_BUDGET_MS;
+    },
+
+    async inspect({ leaseId, profile }): Promise<WorkerLeaseStatus> {
+      const settings = settingsOf(profile);
+      try {
+        const sandboxName = sandboxNameOf(leaseId);
+        const sandbox = await (await client.project(settings)).find(sandboxName);
+        if (!sandbox) {
+          await keepalive.disarm(leaseId);
+          // A missing name is only proof of teardown when we destroyed it ourselves.
+          return (await ledger.tombstone(leaseId)) ? { status: "destroyed" } : { status: "unknown" };
+        }
+        switch (sandbox.status) {
+          case "running":
+          case "pending":
+          case "snapshotting":
+            armKeepalive(leaseId, sandboxName, settings);
+            return { status: "active", sharedHost: false };
+          case "stopping":
+          case "stopped":
+            await keepalive.disarm(leaseId);
+            return { status: "dormant" };
+          default:
+            await keepalive.disarm(leaseId);
+            return { status: "unknown" };
+        }
+      } catch (error) {
+        if (error instanceof VercelApiError && error.kind === "gone") return { status: "unknown" };
+        throw sanitized(error);
+      }
+    },
+
+    async destroy({ leaseId, profile }) {
+      const settings = settingsOf(profile);
+      try {
+        const sandboxName = sandboxNameOf(leaseId);
+        await keepalive.disarm(leaseId);
+        knownSettings.delete(leaseId);
+        await serial.run(leaseId, async () => {
+          await ledger.bury(leaseId, sandboxName);
+          await releaseSandbox(await client.project(settings), sandboxName, retained);
+          await ledger.markAbsent(leaseId);
+        });
+      } catch (error) {
+        throw sanitized(error);
+      }
+    },
+
+    resolveDestroyTimeoutMs() {
+      return RELEASE_BUDGET_MS + 60_000;
+    },
+
+    async renew(leaseId) {
+      const settings = knownSettings.get(leaseId);
+      if (!settings) throw new Error(`vercel-sandbox: lease ${leaseId} is not active in this gateway process`);
+      try {
+        await serial.run(leaseId, () => extendIfRunning(sandboxNameOf(leaseId), settings));
+      } catch (error) {
+        throw sanitized(error);
+      }
+    },
+
+    async maintain(context: MaintainContext) {
+      let budget = MAINTAIN_RELEASES_PER_PASS;
+      for (const profile of context.profiles) {
+        if (context.signal.aborted || budget === 0) return;
+        const settings = settingsOf(profile);
+        const scope = settings.scope ?? options.scope ?? "default";
+        const project = await client.project(settings);
+        for (const summary of await project.list({ [TAG_SCOPE]: scope }, context.signal)) {
+          const leaseId = leaseIdOf(summary.name);
+          if (!leaseId || !(await ledger.tombstone(leaseId)) || budget === 0 || context.signal.aborted) continue;
+          // Only a lease core already destroyed is proof that this sandbox is an orphan.
+          context.assertCurrent();
+          budget -= 1;
+          await serial.run(leaseId, () => releaseSandbox(project, summary.name, retained, context.signal));
+          context.assertCurrent();
+          await ledger.markAbsent(leaseId);
+          logger.warn(`vercel-sandbox maintenance released orphaned sandbox ${summary.name} of lease ${leaseId}`);
+        }
+      }
+    },
+
+    async dispose() {
+      await keepalive.stopAll();
+    },
+  };
+  return provider;
+}

@@ -1,0 +1,228 @@
+// Profile settings (`cloudWorkers.profiles.<id>.settings`): the TypeBox schema, and the pure parse that turns
+// a frozen settings object into normalized values or a named error. Nothing here reads the environment or
+// talks to Vercel, so an invalid profile is rejected before any request.
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { Value, ValueErrorType } from "@sinclair/typebox/value";
+import { durationMs } from "./duration.js";
+
+const EnvName = Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$", description: "environment variable name" });
+const Duration = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: "^[0-9]+(ms|s|m|h|d)$" })], {
+  description: 'milliseconds, or a duration such as "45m"',
+});
+const Domain = Type.String({ pattern: "^(\\*\\.)?[A-Za-z0-9.-]{1,253}$", description: "domain name, `*.` allowed" });
+const Cidr = Type.String({ pattern: "^[0-9a-fA-F:.]+/[0-9]{1,3}$", description: "CIDR block" });
+
+/** A SecretRef as OpenClaw core requires for secret-looking settings keys. Only `env` and `file` resolve here. */
+export const SecretRefSchema = Type.Object(
+  {
+    source: Type.Union([Type.Literal("env"), Type.Literal("file"), Type.Literal("exec")]),
+    provider: Type.String({ minLength: 1 }),
+    id: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type SecretRef = Static<typeof SecretRefSchema>;
+
+export const RUNTIMES = ["node22", "node24", "node26"] as const;
+export const VCPU_CHOICES = [1, 2, 4, 8] as const;
+
+export const ProfileSettingsSchema = Type.Object(
+  {
+    apiUrl: Type.Optional(
+      Type.String({ pattern: "^https?://", description: "Vercel API base URL (an emulator's URL for local runs)" }),
+    ),
+    auth: Type.Optional(
+      Type.Union([Type.Literal("token"), Type.Literal("oidc")], { description: '"token" or "oidc"' }),
+    ),
+    tokenEnv: Type.Optional(EnvName),
+    token: Type.Optional(SecretRefSchema),
+    teamId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    teamIdEnv: Type.Optional(EnvName),
+    projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    projectIdEnv: Type.Optional(EnvName),
+    runtime: Type.Optional(
+      Type.Union(
+        RUNTIMES.map((r) => Type.Literal(r)),
+        { description: `one of ${RUNTIMES.join(", ")}` },
+      ),
+    ),
+    vcpus: Type.Optional(
+      Type.Union(
+        VCPU_CHOICES.map((n) => Type.Literal(n)),
+        { description: `one of ${VCPU_CHOICES.join(", ")}` },
+      ),
+    ),
+    timeout: Type.Optional(Duration),
+    region: Type.Optional(Type.String({ pattern: "^[a-z]{3}[0-9]$" })),
+    networkPolicy: Type.Optional(
+      Type.Union(
+        [
+          Type.Literal("allow-all"),
+          Type.Object(
+            {
+              allow: Type.Optional(Type.Array(Domain, { maxItems: 64, uniqueItems: true })),
+              allowCidrs: Type.Optional(Type.Array(Cidr, { maxItems: 64, uniqueItems: true })),
+            },
+            { additionalProperties: false },
+          ),
+        ],
+        { description: '"allow-all" or { allow?: domains, allowCidrs?: CIDRs }' },
+      ),
+    ),
+    ports: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 4, uniqueItems: true })),
+    tags: Type.Optional(
+      Type.Record(Type.String({ pattern: "^(?!openclaw-)[A-Za-z0-9_.-]{1,64}$" }), Type.String({ maxLength: 256 }), {
+        maxProperties: 2,
+      }),
+    ),
+    snapshots: Type.Optional(
+      Type.Object(
+        {
+          expiration: Type.Optional(Duration),
+          keepLast: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    scope: Type.Optional(Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,31}$" })),
+  },
+  { additionalProperties: false },
+);
+export type ProfileSettingsInput = Static<typeof ProfileSettingsSchema>;
+
+/** Settings after defaults, with durations in milliseconds. */
+export interface ProfileSettings {
+  apiUrl?: string;
+  credentials: CredentialSource;
+  runtime: (typeof RUNTIMES)[number];
+  vcpus: number;
+  timeoutMs: number;
+  region?: string;
+  networkPolicy: "allow-all" | { allow: string[]; allowCidrs: string[] };
+  ports: number[];
+  tags: Record<string, string>;
+  snapshots: { expirationMs?: number; keepLast?: number };
+  scope?: string;
+}
+
+export type CredentialSource =
+  | { kind: "oidc" }
+  | {
+      kind: "token";
+      token: { env: string } | { ref: SecretRef };
+      teamId: { value: string } | { env: string };
+      projectId: { value: string } | { env: string };
+    };
+
+export const DEFAULT_TIMEOUT_MS = 30 * 60_000;
+const MIN_TIMEOUT_MS = 60_000;
+const MAX_TIMEOUT_MS = 24 * 60 * 60_000;
+
+/** Why a profile was rejected; `key` is the settings path at fault (for example `networkPolicy.allow`). */
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
+    super(`vercel-sandbox profile setting \`${key}\` ${reason}`);
+  }
+}
+
+function keyOf(instancePath: string): string {
+  return instancePath.replace(/^\//, "").split("/").filter(Boolean).join(".") || "settings";
+}
+
+/** Reports the first schema violation by key. Values are never echoed: a misplaced token must not leak. */
+function firstSchemaError(schema: TSchema, value: unknown): SettingsError | undefined {
+  for (const error of Value.Errors(schema, value)) {
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      return new SettingsError(keyOf(error.path), "is not a known setting; remove it or check its spelling");
+    }
+    const description = (error.schema as { description?: string }).description;
+    const expected = description ? `expected ${description}` : error.message.toLowerCase();
+    return new SettingsError(keyOf(error.path), `is invalid: ${expected}`);
+  }
+  return undefined;
+}
+
+function toMs(key: string, value: number | string): number {
+  const ms = durationMs(value);
+  if (ms === undefined) throw new SettingsError(key, "is not a valid duration");
+  return ms;
+}
+
+function credentialsOf(input: ProfileSettingsInput): CredentialSource {
+  const tokenGiven = input.token !== undefined || input.tokenEnv !== undefined;
+  const auth = input.auth ?? (tokenGiven ? "token" : "oidc");
+  if (auth === "oidc") {
+    for (const key of ["token", "tokenEnv", "teamId", "teamIdEnv", "projectId", "projectIdEnv"] as const) {
+      if (input[key] !== undefined) throw new SettingsError(key, 'is only used with `auth: "token"`');
+    }
+    return { kind: "oidc" };
+  }
+  if (input.token && input.tokenEnv) throw new SettingsError("token", "and `tokenEnv` are exclusive; keep one");
+  if (input.token && input.token.source === "exec") {
+    throw new SettingsError("token.source", 'must be "env" or "file"; exec SecretRefs are not supported');
+  }
+  const pick = (value: string | undefined, env: string | undefined, key: string, defaultEnv: string) => {
+    if (value !== undefined && env !== undefined) throw new SettingsError(key, `and \`${key}Env\` are exclusive`);
+    return value !== undefined ? { value } : { env: env ?? defaultEnv };
+  };
+  return {
+    kind: "token",
+    token: input.token ? { ref: input.token } : { env: input.tokenEnv ?? "VERCEL_TOKEN" },
+    teamId: pick(input.teamId, input.teamIdEnv, "teamId", "VERCEL_TEAM_ID"),
+    projectId: pick(input.projectId, input.projectIdEnv, "projectId", "VERCEL_PROJECT_ID"),
+  };
+}
+
+/** Validates and normalizes profile settings; throws `SettingsError` naming the key at fault. */
+export function parseSettings(profile: unknown): ProfileSettings {
+  const input = profile ?? {};
+  if (typeof input !== "object" || Array.isArray(input)) {
+    throw new SettingsError("settings", "must be an object");
+  }
+  const error = firstSchemaError(ProfileSettingsSchema, input);
+  if (error) throw error;
+  const settings = input as ProfileSettingsInput;
+  const timeoutMs = settings.timeout === undefined ? DEFAULT_TIMEOUT_MS : toMs("timeout", settings.timeout);
+  if (timeoutMs < MIN_TIMEOUT_MS || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new SettingsError("timeout", "must be between 1 minute and 24 hours");
+  }
+  if (settings.apiUrl !== undefined) checkApiUrl(settings.apiUrl);
+  const policy = settings.networkPolicy;
+  const expiration = settings.snapshots?.expiration;
+  return {
+    apiUrl: settings.apiUrl?.replace(/\/+$/, ""),
+    credentials: credentialsOf(settings),
+    runtime: settings.runtime ?? "node24",
+    vcpus: settings.vcpus ?? 2,
+    timeoutMs,
+    region: settings.region,
+    networkPolicy:
+      policy === "allow-all" ? "allow-all" : { allow: policy?.allow ?? [], allowCidrs: policy?.allowCidrs ?? [] },
+    ports: settings.ports ?? [],
+    tags: settings.tags ?? {},
+    snapshots: {
+      expirationMs: expiration === undefined ? undefined : toMs("snapshots.expiration", expiration),
+      keepLast: settings.snapshots?.keepLast,
+    },
+    scope: settings.scope,
+  };
+}
+
+/** Plain http is only for a loopback emulator; anything remote must be https without credentials. */
+function checkApiUrl(raw: string): void {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SettingsError("apiUrl", "is not a valid URL");
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new SettingsError("apiUrl", "must not carry credentials, a query or a fragment");
+  }
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+  if (url.protocol === "http:" && !loopback) throw new SettingsError("apiUrl", "must use https unless it is loopback");
+}

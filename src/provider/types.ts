@@ -1,0 +1,12 @@
+// Worker types OpenClaw 2026.9.2 does not export by name, derived from the exported WorkerProvider.
+import type { WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
+
+export type ProvisionOptions = NonNullable<Parameters<WorkerProvider["provision"]>[2]>;
+export type ExecutionMode = NonNullable<ProvisionOptions["executionMode"]>;
+export type NodeEnrollment = Awaited<ReturnType<NonNullable<ProvisionOptions["beginNodeEnrollment"]>>>;
+export type MaintainContext = Parameters<NonNullable<WorkerProvider["maintain"]>>[0];
+
+export interface ProviderLogger {
+  info?(message: string): void;
+  warn(message: string): void;
+}
