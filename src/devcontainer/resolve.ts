@@ -7,7 +7,7 @@ import { detectInstaller, type RepoFiles } from "./detect.js";
 import { ENV_PROPERTIES, readLifecycleEnv } from "./env.js";
 import { RecipeError } from "./errors.js";
 import { gitBlobId, identityOf } from "./identity.js";
-import { decodeText, members, parseJsonc } from "./jsonc.js";
+import { decodeText, locate, members, parseJsonc } from "./jsonc.js";
 
 export type RecipeSource = "devcontainer" | "script" | "detected" | "none";
 
@@ -48,19 +48,13 @@ const METADATA_PROPERTIES = new Set(["name", "$schema"]);
 // The note stays one short line even for files written for a full container setup.
 const NOTE_NAME_LIMIT = 6;
 
-const EMPTY = {
-  phases: {},
-  env: {},
-  unset: [],
-  ignored: [],
-  ignoredNote: undefined,
-  notes: [],
-} as const satisfies Partial<Recipe>;
+// A fresh object per recipe, so a caller that mutates one recipe never changes another.
+const empty = () => ({ phases: {}, env: {}, unset: [], ignored: [], ignoredNote: undefined, notes: [] });
 
 export function resolveRecipe(input: ResolveInput): Recipe {
   if (input.skipSetup) {
     return {
-      ...EMPTY,
+      ...empty(),
       source: "none",
       file: undefined,
       identity: identityOf("skip-setup", []),
@@ -76,7 +70,7 @@ export function resolveRecipe(input: ResolveInput): Recipe {
   // Only an executable script counts, matching OpenClaw's local worktree setup contract.
   if (script !== undefined && (input.executables ?? []).includes(FALLBACK_SCRIPT)) {
     return {
-      ...EMPTY,
+      ...empty(),
       source: "script",
       file: FALLBACK_SCRIPT,
       identity: identityOf("script", [gitBlobId(script)]),
@@ -87,7 +81,7 @@ export function resolveRecipe(input: ResolveInput): Recipe {
   const detection = detectInstaller(files, input.hasCommand ?? (() => false));
   if (detection) {
     return {
-      ...EMPTY,
+      ...empty(),
       source: "detected",
       file: detection.file,
       identity: identityOf("detected", detection.identityParts),
@@ -95,7 +89,7 @@ export function resolveRecipe(input: ResolveInput): Recipe {
       notes: detection.notes,
     };
   }
-  return { ...EMPTY, source: "none", file: undefined, identity: identityOf("none", []) };
+  return { ...empty(), source: "none", file: undefined, identity: identityOf("none", []) };
 }
 
 function resolveDevcontainer(file: string, content: string | Uint8Array): Recipe {
@@ -104,7 +98,7 @@ function resolveDevcontainer(file: string, content: string | Uint8Array): Recipe
   if (root.type !== "object") {
     throw new RecipeError({
       file,
-      location: { line: 1, column: 1 },
+      location: locate(source.text, root.offset),
       problem: "the file must hold a JSON object",
       remedy: 'Wrap the settings in { } (for example { "postCreateCommand": "npm run build" }) and commit again.',
     });

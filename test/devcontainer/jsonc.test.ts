@@ -73,6 +73,11 @@ describe("JSONC recipe files", () => {
     expect(error.message).toContain("must hold a JSON object");
   });
 
+  it("a non-object root is located where the value starts, after leading comments", () => {
+    const error = recipeErrorOf(() => fromDevcontainer('// tools\n  ["npm", "ci"]'));
+    expect(error.location).toEqual({ line: 2, column: 3 });
+  });
+
   it("invalid UTF-8 bytes are an error", () => {
     const error = recipeErrorOf(() => resolveRecipe({ files: { [DEVCONTAINER]: new Uint8Array([0x7b, 0xff, 0x7d]) } }));
     expect(error.file).toBe(DEVCONTAINER);
