@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { connect, SDKS, useEmulator } from "./harness.js";
+
+const emulator = useEmulator();
+
+describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, APIError }) => {
+  it("snapshot stops the source; a sandbox created from it sees its files", async () => {
+    const api = emulator();
+    const source = await Sandbox.create(connect(api));
+    await source.writeFiles([{ path: "snap.txt", content: Buffer.from("in snapshot") }]);
+    await source.runCommand("bash", [
+      "-c",
+      "mkdir -p /home/vercel-sandbox/.cfg && echo home > /home/vercel-sandbox/.cfg/x",
+    ]);
+    const snapshot = await source.snapshot();
+    expect(snapshot.status).toBe("created");
+    expect((await Sandbox.get({ ...connect(api), name: source.name })).status).toBe("stopped");
+    const copy = await Sandbox.create({
+      ...connect(api),
+      source: { type: "snapshot", snapshotId: snapshot.snapshotId },
+    });
+    expect(copy.sourceSnapshotId).toBe(snapshot.snapshotId);
+    expect(await (await copy.runCommand("cat", ["snap.txt", "/home/vercel-sandbox/.cfg/x"])).stdout()).toBe(
+      "in snapshothome\n",
+    );
+    await copy.delete();
+    await source.delete();
+  });
+
+  it("gets, lists and deletes snapshots, with expiration", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create(connect(api));
+    const forever = await sandbox.snapshot({ expiration: 0 });
+    const hour = await sandbox.snapshot({ expiration: 3_600_000 });
+    expect(forever.expiresAt).toBeUndefined();
+    expect(hour.expiresAt!.getTime() - hour.createdAt.getTime()).toBe(3_600_000);
+    const got = await Snapshot.get({ ...connect(api), snapshotId: hour.snapshotId });
+    expect(got.sourceSessionId).toBe(hour.sourceSessionId);
+    const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
+    expect(listed.map((s: { id: string }) => s.id).sort()).toEqual([forever.snapshotId, hour.snapshotId].sort());
+    await forever.delete();
+    const error = await Snapshot.get({ ...connect(api), snapshotId: forever.snapshotId }).catch((e) => e);
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.response.status).toBe(404);
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+  });
+
+  it("files survive stop and resume", async () => {
+    const sandbox = await Sandbox.create(connect(emulator()));
+    await sandbox.runCommand("bash", ["-c", "echo persisted > /home/vercel-sandbox/p.txt"]);
+    await sandbox.stop();
+    await sandbox.stop();
+    expect(await (await sandbox.runCommand("cat", ["/home/vercel-sandbox/p.txt"])).stdout()).toBe("persisted\n");
+    await sandbox.delete();
+  });
+});
