@@ -6,10 +6,12 @@ const entry = {
   "emulator/index": "src/emulator/index.ts",
   "provider/index": "src/provider/index.ts",
   "devcontainer/index": "src/devcontainer/index.ts",
+  "conformance/index": "src/conformance/index.ts",
 };
 
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`
-// (core matches WorkerProviderError with instanceof), and npm installs the rest.
+// (core matches WorkerProviderError with instanceof), and npm installs the rest. The conformance suite
+// runs inside the user's own vitest.
 export default defineConfig({
   entry: { ...entry, cli: "src/cli.ts", config: "src/config.ts" },
   format: ["esm"],
@@ -19,5 +21,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
-  external: [/^openclaw(\/.*)?$/],
+  external: [/^openclaw(\/.*)?$/, "vitest"],
 });

@@ -2,6 +2,7 @@
 // (pure), the Vercel client seam, release-with-proof, the lease ledger and the keepalive. Every failure is
 // mapped onto the contract: WorkerProviderError only before allocation or after proven release,
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
+import { setTimeout } from "node:timers/promises";
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { type Allocation, AllocationError, allocate, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
@@ -51,6 +52,7 @@ const CREATE_BUDGET_MS = 3 * 60_000;
 const ENROLL_BUDGET_MS = 15 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
+const ADOPT_LOOKUPS = 8;
 
 const notYetEnrollable: NodeEnroller = async () => {
   throw new WorkerProviderError(
@@ -138,7 +140,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       // A replay, a concurrent provision or a create whose response was lost: adopt what exists by name.
       const maybeCreated = error instanceof VercelApiError && ["conflict", "transient"].includes(error.kind);
       if (!maybeCreated) throw error;
-      const existing = await project.find(allocation.sandboxName, signal);
+      const existing = await findSoon(project, allocation.sandboxName, signal);
       if (!existing) throw error;
       if (existing.tags?.[TAG_SCOPE] !== allocation.scope) {
         throw new WorkerProviderError(
@@ -148,6 +150,15 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       const sandbox = existing.status === "running" ? existing : await project.resume(allocation.sandboxName, signal);
       step("adopted", allocation.leaseId);
       return sandbox;
+    }
+  }
+
+  /** A name that just conflicted may belong to a create still in flight elsewhere: give it a moment to appear. */
+  async function findSoon(project: VercelProject, name: string, signal?: AbortSignal) {
+    for (let attempt = 0; ; attempt += 1) {
+      const found = await project.find(name, signal);
+      if (found || attempt === ADOPT_LOOKUPS) return found;
+      await setTimeout(250 * 2 ** Math.min(attempt, 3), undefined, { signal });
     }
   }
 
@@ -301,7 +312,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     },
 
     resolveDestroyTimeoutMs() {
-      return RELEASE_BUDGET_MS + 60_000;
+      return RELEASE_BUDGET_MS + 3 * 60_000;
     },
 
     async renew(leaseId) {

@@ -73,6 +73,8 @@ export const ProfileSettingsSchema = Type.Object(
     tags: Type.Optional(
       Type.Record(Type.String({ pattern: "^(?!openclaw-)[A-Za-z0-9_.-]{1,64}$" }), Type.String({ maxLength: 256 }), {
         maxProperties: 2,
+        additionalProperties: false,
+        description: "at most 2 tags; keys must not start with openclaw-",
       }),
     ),
     snapshots: Type.Optional(
