@@ -37,5 +37,6 @@ export async function raw(api: LocalSandboxApi, method: string, path: string, bo
     body,
   });
   const text = await res.text();
-  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, any>) : {} };
+  const json = (text ? JSON.parse(text) : {}) as { error?: { code?: string; message?: string } };
+  return { status: res.status, json };
 }
