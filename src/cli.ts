@@ -1,4 +1,74 @@
 #!/usr/bin/env node
-// Command-line entry: `openclaw-vercel-sandbox emulator|demo` (work in progress).
-process.stderr.write("openclaw-vercel-sandbox: not implemented yet\n");
-process.exit(2);
+// Command-line entry: `openclaw-vercel-sandbox <command>`. Each command is one entry in the
+// table below (add a new one there, e.g. a provider demo); nothing else needs to change.
+import { parseArgs } from "node:util";
+
+interface CliCommand {
+  summary: string;
+  usage: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const commands: Record<string, CliCommand> = {
+  emulator: {
+    summary: "serve the local Vercel Sandbox API until interrupted",
+    usage: "emulator [--port N] [--data-dir D]",
+    async run(argv) {
+      const { values } = parseArgs({
+        args: argv,
+        options: { port: { type: "string" }, "data-dir": { type: "string" } },
+      });
+      const { startLocalSandboxApi } = await import("./emulator/index.js");
+      const api = await startLocalSandboxApi({
+        port: values.port ? Number(values.port) : undefined,
+        dataDir: values["data-dir"],
+      });
+      process.stdout.write(
+        `Vercel Sandbox emulator listening on ${api.url}\n` +
+          `credentials: ${JSON.stringify(api.credentials)}\n` +
+          `Point the SDK at it with a fetch that rewrites https://vercel.com/api to ${api.url}. Ctrl-C stops it.\n`,
+      );
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      process.stdout.write("stopping: ending every sandbox process...\n");
+      await api.close();
+      return 0;
+    },
+  },
+  demo: {
+    summary: "run a sample sandbox lifecycle through the real SDK against the emulator",
+    usage: "demo",
+    async run() {
+      const { runEmulatorDemo } = await import("./emulator/demo.js");
+      await runEmulatorDemo();
+      return 0;
+    },
+  },
+};
+
+function usage(): string {
+  const lines = Object.values(commands).map((c) => `  openclaw-vercel-sandbox ${c.usage.padEnd(40)} ${c.summary}`);
+  return `usage:\n${lines.join("\n")}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(name && name !== "--help" ? `unknown command: ${name}\n${usage()}` : usage());
+    return name && name !== "--help" ? 2 : 0;
+  }
+  return command.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `openclaw-vercel-sandbox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
