@@ -138,10 +138,11 @@ function keyOf(instancePath: string): string {
 /** Reports the first schema violation by key. Values are never echoed: a misplaced token must not leak. */
 function firstSchemaError(schema: TSchema, value: unknown): SettingsError | undefined {
   for (const error of Value.Errors(schema, value)) {
-    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      return new SettingsError(keyOf(error.path), "is not a known setting; remove it or check its spelling");
-    }
     const description = (error.schema as { description?: string }).description;
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      const reason = description ? `is not allowed: ${description}` : "is not a known setting; check its spelling";
+      return new SettingsError(keyOf(error.path), reason);
+    }
     const expected = description ? `expected ${description}` : error.message.toLowerCase();
     return new SettingsError(keyOf(error.path), `is invalid: ${expected}`);
   }

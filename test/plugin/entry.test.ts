@@ -1,0 +1,55 @@
+// The entry's register() against a stand-in for the gateway's plugin API (the host's object, not ours).
+import { describe, expect, it } from "vitest";
+import entry from "../../src/index.js";
+import type { VercelSandboxProvider } from "../../src/provider/index.js";
+
+type Service = { id: string; stop: () => Promise<void> };
+
+function fakeApi(pluginConfig: Record<string, unknown> = {}) {
+  const registered: { providers: VercelSandboxProvider[]; services: Service[]; warnings: string[] } = {
+    providers: [],
+    services: [],
+    warnings: [],
+  };
+  const api = {
+    id: "vercel-sandbox",
+    pluginConfig,
+    registrationMode: "full",
+    logger: { info: () => undefined, warn: (m: string) => registered.warnings.push(m), error: () => undefined },
+    runtime: { state: { resolveStateDir: () => "/tmp/openclaw-entry-test-state" } },
+    registerWorkerProvider: (provider: VercelSandboxProvider) => registered.providers.push(provider),
+    registerService: (service: Service) => registered.services.push(service),
+  };
+  return { api, registered };
+}
+
+describe("plugin entry", () => {
+  it("registers the vercel-sandbox provider and a service that disposes it, without I/O", async () => {
+    const { api, registered } = fakeApi();
+    entry.register(api as never);
+    expect(entry.id).toBe("vercel-sandbox");
+    expect(registered.providers).toHaveLength(1);
+    const provider = registered.providers[0]!;
+    expect(provider.id).toBe("vercel-sandbox");
+    expect(provider.supportedExecutionModes).toEqual(["worker-turn", "remote-exec"]);
+    expect(registered.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive"]);
+    await expect(registered.services[0]!.stop()).resolves.toBeUndefined();
+  });
+
+  it("derives a stable gateway scope from the state dir unless configured", async () => {
+    const op = `provision:v2:${"1".repeat(64)}`;
+    const leaseFor = async (config: Record<string, unknown>) => {
+      const { api, registered } = fakeApi(config);
+      entry.register(api as never);
+      return (await registered.providers[0]!.resolveAllocation({}, op)).leaseId;
+    };
+    expect(await leaseFor({})).toBe(await leaseFor({}));
+    expect(await leaseFor({ scope: "team-a" })).not.toBe(await leaseFor({}));
+  });
+
+  it("warns about invalid plugin config instead of failing registration", () => {
+    const { api, registered } = fakeApi({ scope: "Not Valid" });
+    entry.register(api as never);
+    expect(registered.warnings.join()).toContain("plugin config is invalid");
+  });
+});
