@@ -15,7 +15,7 @@
 // started after it. Not isolated: the host's /dev (bind-mounted), /sys is absent, the kernel,
 // and users (commands run as root; there is no `vercel-sandbox` account).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -103,8 +103,8 @@ mount --rbind /dev "$ROOT/dev"
 mount --bind "$TMPD" "$ROOT/tmp"
 if [ -d "$ROOT$DATA" ]; then mount -t tmpfs -o size=64k,mode=755 emulator-data "$ROOT$DATA"; fi
 ip link set lo up 2>/dev/null || true
-echo ready
-exec chroot "$ROOT" /bin/sleep infinity
+# "ready" is printed from inside the chroot: until then /proc/<pid>/root is still the host's root.
+exec chroot "$ROOT" /bin/sh -c 'echo ready; exec /bin/sleep infinity'
 `;
 
 export interface Holder {
@@ -158,6 +158,8 @@ export async function startHolder(dir: string, dataDir: string, track: (c: Child
   const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
   const pid = Number(pidText);
   if (!pid) throw new Error("could not find the sandbox namespace's init process");
+  // Never hand out a holder whose root is still the host's: file operations would land on the host.
+  if (readlinkSync(`/proc/${pid}/root`) === "/") throw new Error("the sandbox namespace did not enter its own root");
   return { pid, child, exited };
 }
 
