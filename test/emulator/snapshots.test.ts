@@ -45,6 +45,25 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     await sandbox.delete({ deleteOrphanSnapshots: true });
   });
 
+  it("a non-persistent sandbox starts every session from its clean image", async () => {
+    const sandbox = await Sandbox.create({ ...connect(emulator()), persistent: false });
+    await sandbox.writeFiles([{ path: "scratch.txt", content: Buffer.from("gone after stop") }]);
+    await sandbox.stop();
+    expect(await sandbox.readFileToBuffer({ path: "scratch.txt" })).toBeNull();
+    await sandbox.delete();
+  });
+
+  it("keepLastSnapshots deletes the oldest snapshots beyond the count", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create({ ...connect(api), keepLastSnapshots: { count: 1 } } as never);
+    const first = await sandbox.snapshot();
+    const second = await sandbox.snapshot();
+    const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
+    expect(listed.map((s: { id: string }) => s.id)).toEqual([second.snapshotId]);
+    expect(first.snapshotId).not.toBe(second.snapshotId);
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+  });
+
   it("files survive stop and resume", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     await sandbox.runCommand("bash", ["-c", "echo persisted > /home/vercel-sandbox/p.txt"]);
