@@ -6,9 +6,9 @@
 // - Everything lives under one temp run dir (removed in dispose()); the only files outside it are the
 //   gateway's hard-coded lock coordinators in /tmp/openclaw-state-locks-<uid>, which dispose() removes too,
 //   plus two caches under <repo>/.cache (npm downloads and built worker bundles) that only speed up later runs.
-// - The gateway token lives only in the isolated config (by design) and in child environments; the Vercel
-//   token is only ever put into the gateway process's environment. Neither is passed on argv, and all text
-//   this harness returns or throws goes through redact().
+// - The gateway token lives only in the isolated config (by design: `gateway call --port` reads it from there,
+//   so it is never on argv or in an environment); the Vercel token is only ever put into the gateway process's
+//   environment (StartOptions.env). All text this harness returns or throws goes through redact().
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -21,7 +21,11 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs");
-/** Worker bundles the gateway builds on its first `environments.create` (≈ 11 MB, ≈ 40 s), kept between runs. */
+/**
+ * Worker bundles (`$STATE/cache/worker-bundles/<sha>.tgz`, ≈ 11 MB) kept between runs. Core builds one before
+ * `provision` only for providers without `provisionBeforeInstallation: true`; ours sets it, so for this plugin
+ * the first-create cost is the per-process node bootstrap archive in $TMPDIR, which no cache can skip.
+ */
 export const WORKER_BUNDLE_CACHE = path.join(REPO_ROOT, ".cache", "openclaw-worker-bundles");
 /** npm cache for `npm pack` and for the managed `npm install` that `npm-pack:` plugin installs run. */
 export const NPM_CACHE = path.join(REPO_ROOT, ".cache", "npm-gateway-test");

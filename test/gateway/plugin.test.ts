@@ -47,6 +47,9 @@ interface GatewayError {
 }
 
 let harness: GatewayHarness | undefined;
+/** What the background `environments.create` of the good profile ended with (diagnostics, printed in afterAll). */
+const notes: Record<string, unknown> = {};
+let pendingCreate: Promise<unknown> | undefined;
 let api: LocalSandboxApi | undefined;
 let untouched: LocalSandboxApi | undefined;
 
@@ -100,7 +103,8 @@ afterAll(async () => {
   await harness?.dispose();
   await Promise.all([api?.close(), untouched?.close()]);
   if (harness && Object.keys(harness.timings).length > 0) {
-    process.stderr.write(`[gateway test] timings ms: ${JSON.stringify(harness.timings)}\n`);
+    const report = harness.redact(JSON.stringify({ timings: harness.timings, ...notes }));
+    process.stderr.write(`[gateway test] ${report}\n`);
   }
 }, 120_000);
 
@@ -221,8 +225,14 @@ describe("running gateway", () => {
     // test proceeds as soon as the sandbox exists.
     let settled: string | undefined;
     const create = h.call("environments.create", { profileId: "vsb", idempotencyKey: randomUUID() }, 300_000);
+    pendingCreate = create;
     void create.then((result) => {
       settled = h.describeFailure("environments.create", result);
+      notes.createOutcome = {
+        exit: result.code,
+        afterMs: Math.round(performance.now() - started),
+        error: (result.json as GatewayError | undefined)?.error?.message?.slice(0, 300),
+      };
     });
     const created = await waitFor(
       "the provider's create-sandbox request in the emulator's log",
@@ -258,6 +268,7 @@ describe("running gateway", () => {
     const target = emulator();
     const environmentId = createdEnvironments[0];
     expect(environmentId, "the create test must run first").toBeDefined();
+    notes.sandboxesWhenDestroyIssued = (await sandboxesIn(target)).map((sandbox) => sandbox.status);
     const started = performance.now();
     const destroyed = await h.callOk<EnvironmentSummary>(
       "environments.destroy",
@@ -285,6 +296,10 @@ describe("running gateway", () => {
       { timeoutMs: 180_000, intervalMs: 2_000 },
     );
     expect(["destroyed", "failed", "gone"]).toContain(status);
+    notes.environmentStateAfterDestroy = status;
+    // The background create must settle once its environment is destroyed (bounded; dispose() kills it if not).
+    await Promise.race([pendingCreate, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+    expect(notes.createOutcome, "environments.create still running 60 s after destroy").toBeDefined();
   });
 
   it("the Vercel token never reached the config, the logs or any state file", { timeout: 60_000 }, async () => {

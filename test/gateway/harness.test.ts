@@ -1,0 +1,28 @@
+// Fast checks of the real-gateway harness's pure helpers (no gateway is started here).
+import { describe, expect, it } from "vitest";
+import { checkNodeForOpenClaw, freePort, parseCliJson } from "./harness.js";
+
+describe("gateway harness helpers", () => {
+  it("accepts exactly the Node versions openclaw@2026.9.2 declares in engines", () => {
+    for (const ok of ["22.22.3", "22.23.0", "24.15.0", "24.22.3", "25.9.0", "26.0.0"]) {
+      expect(checkNodeForOpenClaw(ok), ok).toBeUndefined();
+    }
+    for (const bad of ["20.20.2", "22.22.2", "23.11.0", "24.14.9", "25.8.1"]) {
+      expect(checkNodeForOpenClaw(bad), bad).toMatch(/needs Node >=22\.22\.3/);
+    }
+  });
+
+  it("parses the JSON document a --json CLI command prints, around banner lines", () => {
+    expect(parseCliJson('{"valid":true}\n')).toEqual({ valid: true });
+    expect(parseCliJson('banner line\n{\n  "ok": false\n}\ntrailing note\n')).toEqual({ ok: false });
+    expect(parseCliJson("[1,2]")).toEqual([1, 2]);
+    expect(parseCliJson("no json here")).toBeUndefined();
+    expect(parseCliJson("")).toBeUndefined();
+  });
+
+  it("takes a free loopback port", async () => {
+    const port = await freePort();
+    expect(port).toBeGreaterThan(0);
+    expect(port).toBeLessThan(65536);
+  });
+});
