@@ -73,7 +73,11 @@ for (const [name, xs] of Object.entries(rows)) {
   const overhead = xs.map((x) => x.wall - x.apiMs);
   console.log(
     `${name.padEnd(11)} ${String(median(xs.map((x) => x.requests))).padEnd(10)} ` +
-      `${median(xs.map((x) => x.wall)).toFixed(1).padStart(6)} / ${p90(xs.map((x) => x.wall)).toFixed(1).padEnd(9)} ` +
+      `${median(xs.map((x) => x.wall))
+        .toFixed(1)
+        .padStart(6)} / ${p90(xs.map((x) => x.wall))
+        .toFixed(1)
+        .padEnd(9)} ` +
       `${median(overhead).toFixed(2).padStart(6)} / ${p90(overhead).toFixed(2)}`,
   );
 }
