@@ -38,11 +38,13 @@ const commands: Record<string, CliCommand> = {
     },
   },
   demo: {
-    summary: "run a sample sandbox lifecycle through the real SDK against the emulator",
+    summary: "run a sandbox lifecycle through the real SDK, then the worker provider, against the emulator",
     usage: "demo",
     async run() {
       const { runEmulatorDemo } = await import("./emulator/demo.js");
+      const { runProviderDemo } = await import("./provider-demo.js");
       await runEmulatorDemo();
+      await runProviderDemo();
       return 0;
     },
   },

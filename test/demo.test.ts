@@ -1,0 +1,18 @@
+// The README's main job (`npm start`) must keep working: both halves of the demo run to completion.
+import { describe, expect, it } from "vitest";
+import { runEmulatorDemo } from "../src/emulator/demo.js";
+import { runProviderDemo } from "../src/provider-demo.js";
+
+describe("the main job", () => {
+  it("the emulator lifecycle and the provider lifecycle both finish and leave nothing behind", async () => {
+    const lines: string[] = [];
+    await runEmulatorDemo((line) => lines.push(line));
+    await runProviderDemo((line) => lines.push(line));
+    const text = lines.join("\n");
+    expect(text).toContain("hello from the demo");
+    expect(text).toMatch(/replay adopts, creates nothing/);
+    expect(text).toMatch(/inspect .*\n\s+destroyed/);
+    expect(text).toContain("provider demo finished: no sandbox left behind");
+    expect(text).not.toContain("demo-bootstrap-token");
+  });
+});
