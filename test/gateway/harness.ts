@@ -5,7 +5,7 @@
 // - Every child process is spawned here, tracked by PID (each in its own process group) and killed in dispose().
 // - Everything lives under one temp run dir (removed in dispose()); the only files outside it are the
 //   gateway's hard-coded lock coordinators in /tmp/openclaw-state-locks-<uid>, which dispose() removes too,
-//   plus two caches under <repo>/.cache (npm downloads and built worker bundles) that only speed up later runs.
+//   and the npm download cache under <repo>/.cache, which only speeds up later runs.
 // - The gateway token lives only in the isolated config (by design: `gateway call --port` reads it from there,
 //   so it is never on argv or in an environment); the Vercel token is only ever put into the gateway process's
 //   environment (StartOptions.env). All text this harness returns or throws goes through redact().
@@ -21,12 +21,10 @@ import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs");
-/**
- * Worker bundles (`$STATE/cache/worker-bundles/<sha>.tgz`, ≈ 11 MB) kept between runs. Core builds one before
- * `provision` only for providers without `provisionBeforeInstallation: true`; ours sets it, so for this plugin
- * the first-create cost is the per-process node bootstrap archive in $TMPDIR, which no cache can skip.
- */
-export const WORKER_BUNDLE_CACHE = path.join(REPO_ROOT, ".cache", "openclaw-worker-bundles");
+// No worker-bundle cache: copying `$STATE/cache/worker-bundles/<sha>.tgz` into a fresh state dir was measured
+// not to shorten the first `environments.create` (26.1 s unseeded vs 30.9 s / 27.8 s seeded), because that
+// cost is the per-process node bootstrap archive built in $TMPDIR plus a rescan of the openclaw package; and
+// with `provisionBeforeInstallation: true` (this provider) core does not build a worker bundle before provision.
 /** npm cache for `npm pack` and for the managed `npm install` that `npm-pack:` plugin installs run. */
 export const NPM_CACHE = path.join(REPO_ROOT, ".cache", "npm-gateway-test");
 
@@ -326,42 +324,6 @@ export class GatewayHarness {
 
   async writeConfig(config: Record<string, unknown>): Promise<void> {
     await fs.writeFile(this.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  }
-
-  /** Copies cached worker bundles into this state dir so the first `environments.create` can skip the build. */
-  async seedWorkerBundles(): Promise<number> {
-    let names: string[];
-    try {
-      names = (await fs.readdir(WORKER_BUNDLE_CACHE)).filter((name) => /^[a-f0-9]{64}\.tgz$/.test(name));
-    } catch {
-      return 0;
-    }
-    const target = path.join(this.stateDir, "cache", "worker-bundles");
-    await fs.mkdir(target, { recursive: true });
-    for (const name of names) await fs.copyFile(path.join(WORKER_BUNDLE_CACHE, name), path.join(target, name));
-    return names.length;
-  }
-
-  /** Saves the worker bundles this gateway built, for seedWorkerBundles() in later runs. */
-  async saveWorkerBundles(): Promise<number> {
-    const source = path.join(this.stateDir, "cache", "worker-bundles");
-    let names: string[];
-    try {
-      names = (await fs.readdir(source)).filter((name) => /^[a-f0-9]{64}\.tgz$/.test(name));
-    } catch {
-      return 0;
-    }
-    await fs.mkdir(WORKER_BUNDLE_CACHE, { recursive: true });
-    let saved = 0;
-    for (const name of names) {
-      const dest = path.join(WORKER_BUNDLE_CACHE, name);
-      if (existsSync(dest)) continue;
-      const temp = `${dest}.${process.pid}.tmp`;
-      await fs.copyFile(path.join(source, name), temp);
-      await fs.rename(temp, dest);
-      saved += 1;
-    }
-    return saved;
   }
 
   get gatewayPid(): number | undefined {

@@ -99,7 +99,6 @@ beforeAll(async () => {
 }, 420_000);
 
 afterAll(async () => {
-  await harness?.saveWorkerBundles().catch(() => 0);
   await harness?.dispose();
   await Promise.all([api?.close(), untouched?.close()]);
   if (harness && Object.keys(harness.timings).length > 0) {
@@ -173,8 +172,6 @@ describe("running gateway", () => {
   beforeAll(async () => {
     const h = gw();
     const target = emulator();
-    const seeded = await h.seedWorkerBundles();
-    h.timings.seededWorkerBundles = seeded;
     // The Vercel token exists only in the gateway process's environment, under the profile's tokenEnv.
     await h.startGateway({
       env: { [TOKEN_ENV]: target.credentials.token },
