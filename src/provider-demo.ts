@@ -2,30 +2,11 @@
 // embedded emulator, as the gateway would drive it. The gateway's side (the node enrollment it offers) and the
 // node bootstrap on the sandbox are stand-ins here, printed as such: the real bootstrap is not built yet.
 import { Sandbox } from "@vercel/sandbox";
+import { fakeEnrollment } from "./conformance/fixtures.js";
 import { startLocalSandboxApi } from "./emulator/index.js";
 import { createVercelSandboxProvider } from "./provider/index.js";
-import type { NodeEnrollment } from "./provider/types.js";
 
 type Log = (line: string) => void;
-
-function demoEnrollment(): NodeEnrollment {
-  return {
-    nodeBootstrap: {
-      url: "https://gateway.demo.invalid/__openclaw__/worker-bootstrap/artifacts/demo",
-      token: "demo-bootstrap-token",
-      sha256: "0".repeat(64),
-      bytes: 1,
-      openclawVersion: "2026.9.2",
-      enabledPluginIds: [],
-    },
-    openclawVersion: "2026.9.2",
-    displayName: "Cloud worker demo",
-    waitForDeviceId: async () => "demo-device",
-    mode: "connect",
-    setupCode: "demo-setup-code",
-    setupId: "demo",
-  };
-}
 
 export async function runProviderDemo(log: Log = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
   const api = await startLocalSandboxApi();
@@ -66,7 +47,10 @@ export async function runProviderDemo(log: Log = (line) => process.stdout.write(
   try {
     const { leaseId } = await step("resolveAllocation", () => provider.resolveAllocation(profile, operationId));
     log(`    lease ${leaseId}`);
-    const options = { executionMode: "worker-turn" as const, beginNodeEnrollment: async () => demoEnrollment() };
+    const options = {
+      executionMode: "worker-turn" as const,
+      beginNodeEnrollment: async () => fakeEnrollment("demo-device"),
+    };
     const lease = await step("provision", () => provider.provision(profile, operationId, options));
     log(`    node ${lease.node?.deviceId}`);
     await step("provision again (replay adopts, creates nothing)", () =>

@@ -1,5 +1,6 @@
 // The README's main job (`npm start`) must keep working: both halves of the demo run to completion.
 import { describe, expect, it } from "vitest";
+import { BOOTSTRAP_TOKEN, SETUP_CODE } from "../src/conformance/fixtures.js";
 import { runEmulatorDemo } from "../src/emulator/demo.js";
 import { runProviderDemo } from "../src/provider-demo.js";
 
@@ -13,6 +14,7 @@ describe("the main job", () => {
     expect(text).toMatch(/replay adopts, creates nothing/);
     expect(text).toMatch(/inspect .*\n\s+destroyed/);
     expect(text).toContain("provider demo finished: no sandbox left behind");
-    expect(text).not.toContain("demo-bootstrap-token");
+    expect(text).not.toContain(BOOTSTRAP_TOKEN);
+    expect(text).not.toContain(SETUP_CODE);
   });
 });
