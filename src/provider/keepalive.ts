@@ -23,7 +23,11 @@ export function keepaliveIntervalMs(timeoutMs: number): number {
 export class Keepalive {
   private readonly timers = new Map<string, { timer: NodeJS.Timeout; running?: Promise<void> }>();
 
-  constructor(private readonly logger: KeepaliveLogger) {}
+  /** `intervalMs` overrides the interval derived from each lease's timeout (tests, hosts with tight budgets). */
+  constructor(
+    private readonly logger: KeepaliveLogger,
+    private readonly intervalMs?: number,
+  ) {}
 
   isArmed(leaseId: string): boolean {
     return this.timers.has(leaseId);
@@ -45,7 +49,7 @@ export class Keepalive {
           .finally(() => {
             entry.running = undefined;
           });
-      }, keepaliveIntervalMs(target.timeoutMs)),
+      }, this.intervalMs ?? keepaliveIntervalMs(target.timeoutMs)),
     };
     entry.timer.unref();
     this.timers.set(target.leaseId, entry);

@@ -38,6 +38,8 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   stateDir?: string;
   enroll?: NodeEnroller;
   retainedSnapshots?: RetainedSnapshots;
+  /** Keepalive tick interval; by default a third of the session timeout, between 5 s and 5 minutes. */
+  keepaliveIntervalMs?: number;
   /** Observes provision progress (tests, diagnostics). */
   onStep?: (step: ProvisionStep, leaseId: string) => void;
 }
@@ -53,6 +55,8 @@ const ENROLL_BUDGET_MS = 15 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const ADOPT_LOOKUPS = 8;
+/** Each keepalive tick tops the session back up to the profile timeout once it is at least this short. */
+const MIN_EXTENSION_MS = 1_000;
 
 const notYetEnrollable: NodeEnroller = async () => {
   throw new WorkerProviderError(
@@ -83,7 +87,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const client = new VercelClient(options);
   const logger: ProviderLogger = options.logger ?? { warn: (message) => console.warn(message) };
   const ledger = LeaseLedger.inDirectory(options.stateDir);
-  const keepalive = new Keepalive(logger);
+  const keepalive = new Keepalive(logger, options.keepaliveIntervalMs);
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
   const knownSettings = new Map<string, ProfileSettings>();
@@ -114,8 +118,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     const sandbox = await project.find(sandboxName);
     if (sandbox?.status !== "running") return false;
     const remaining = (sandbox.expiresAt?.getTime() ?? 0) - Date.now();
-    const shortfall = settings.timeoutMs - remaining;
-    if (shortfall >= 60_000) {
+    const shortfall = Math.round(settings.timeoutMs - remaining);
+    if (shortfall >= MIN_EXTENSION_MS) {
       try {
         await project.extendTimeout(sandbox, shortfall);
       } catch (error) {
