@@ -8,6 +8,7 @@ import { runningSession, sessionOr404 } from "./context.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
+import { SANDBOX_NODE_PREFIX } from "./isolation.js";
 import { asciiJson, startNdjson } from "./ndjson.js";
 import { commandPayload, SANDBOX_HOME } from "./payloads.js";
 import type { SessionRecord } from "./registry.js";
@@ -18,7 +19,7 @@ function commandEnv(ctx: Ctx, session: SessionRecord, own: Record<string, string
   const sandbox = ctx.registry.sandboxes.get(session.sandboxName);
   const user = sudo ? "root" : "vercel-sandbox";
   return {
-    PATH: ctx.nodeBinDir ? `${ctx.nodeBinDir}:${SYSTEM_PATH}` : SYSTEM_PATH,
+    PATH: ctx.nodeBinDir ? `${SANDBOX_NODE_PREFIX}/bin:${SYSTEM_PATH}` : SYSTEM_PATH,
     HOME: sudo ? "/root" : SANDBOX_HOME,
     USER: user,
     LOGNAME: user,

@@ -54,14 +54,11 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
     child.once("close", () => children.delete(child));
   };
   const registry = new Registry();
-  const lifecycle = new Lifecycle(registry, dataDir, track);
+  const nodeBinDir = resolveNodeBinDir(options.nodeBinDir);
+  const lifecycle = new Lifecycle(registry, dataDir, track, nodeBinDir);
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
-  const server = createApiServer(
-    { registry, lifecycle, nodeBinDir: resolveNodeBinDir(options.nodeBinDir), track },
-    faults,
-    log,
-  );
+  const server = createApiServer({ registry, lifecycle, nodeBinDir, track }, faults, log);
   const port = await listen(server, options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
 

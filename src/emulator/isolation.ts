@@ -68,6 +68,9 @@ export function resolveNodeBinDir(explicit?: string): string | undefined {
   return undefined;
 }
 
+/** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
+export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";
+
 /** Host-side layout of one sandbox's filesystem: the overlay layers and the mount point. */
 export function sandboxLayout(dir: string) {
   return {
@@ -93,7 +96,7 @@ export async function prepareLayers(dir: string): Promise<void> {
 // Runs in the new namespaces as PID 1 until `exec chroot`. The overlay mount is retried because
 // the previous session's overlay on the same upper dir is released asynchronously after a stop.
 const HOLDER_SCRIPT = `set -e
-ROOT=$1; UPPER=$2; WORK=$3; TMPD=$4; DATA=$5
+ROOT=$1; UPPER=$2; WORK=$3; TMPD=$4; DATA=$5; NODE_PREFIX=$6
 n=0
 until mount -t overlay overlay -o "lowerdir=/,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
   n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
@@ -101,6 +104,13 @@ done
 mount -t proc proc "$ROOT/proc"
 mount --rbind /dev "$ROOT/dev"
 mount --bind "$TMPD" "$ROOT/tmp"
+# The runtime's Node is mounted read-only at a fixed path: its host location may be hidden (under /tmp or
+# the data dir) and must not vary with where the emulator happens to be installed.
+if [ -n "$NODE_PREFIX" ]; then
+  mkdir -p "$ROOT${SANDBOX_NODE_PREFIX}"
+  mount --bind "$NODE_PREFIX" "$ROOT${SANDBOX_NODE_PREFIX}"
+  mount -o remount,bind,ro "$ROOT${SANDBOX_NODE_PREFIX}"
+fi
 if [ -d "$ROOT$DATA" ]; then mount -t tmpfs -o size=64k,mode=755 emulator-data "$ROOT$DATA"; fi
 ip link set lo up 2>/dev/null || true
 # "ready" is printed from inside the chroot: until then /proc/<pid>/root is still the host's root.
@@ -114,7 +124,12 @@ export interface Holder {
   exited: Promise<void>;
 }
 
-export async function startHolder(dir: string, dataDir: string, track: (c: ChildProcess) => void): Promise<Holder> {
+export async function startHolder(
+  dir: string,
+  dataDir: string,
+  track: (c: ChildProcess) => void,
+  nodeBinDir?: string,
+): Promise<Holder> {
   const l = sandboxLayout(dir);
   const child = spawn(
     "unshare",
@@ -135,6 +150,7 @@ export async function startHolder(dir: string, dataDir: string, track: (c: Child
       l.work,
       l.tmp,
       dataDir,
+      nodeBinDir ? path.dirname(nodeBinDir) : "",
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );

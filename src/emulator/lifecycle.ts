@@ -19,6 +19,8 @@ export class Lifecycle {
     readonly registry: Registry,
     readonly dataDir: string,
     private readonly track: (c: ChildProcess) => void,
+    /** Host directory of the runtime's `node`, mounted into every session (see isolation.ts). */
+    private readonly nodeBinDir?: string,
   ) {}
 
   sandboxDir(name: string): string {
@@ -69,7 +71,7 @@ export class Lifecycle {
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
     try {
-      session.holder = await startHolder(sandbox.dir, this.dataDir, this.track);
+      session.holder = await startHolder(sandbox.dir, this.dataDir, this.track, this.nodeBinDir);
     } catch (error) {
       session.status = "failed";
       session.updatedAt = Date.now();
