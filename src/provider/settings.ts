@@ -69,7 +69,7 @@ export const ProfileSettingsSchema = Type.Object(
         { description: '"allow-all" or { allow?: domains, allowCidrs?: CIDRs }' },
       ),
     ),
-    ports: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 4, uniqueItems: true })),
+    ports: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), { maxItems: 15, uniqueItems: true })),
     tags: Type.Optional(
       Type.Record(Type.String({ pattern: "^(?!openclaw-)[A-Za-z0-9_.-]{1,64}$" }), Type.String({ maxLength: 256 }), {
         maxProperties: 2,

@@ -73,7 +73,7 @@ describe("profile settings", () => {
     [{ auth: "token", teamId: "a", teamIdEnv: "B" }, "teamId", "exclusive"],
     [{ auth: "password" }, "auth", '"token" or "oidc"'],
     [{ ports: [80, 80] }, "ports", "invalid"],
-    [{ ports: [1, 2, 3, 4, 5] }, "ports", "invalid"],
+    [{ ports: Array.from({ length: 16 }, (_, i) => 3000 + i) }, "ports", "invalid"],
     [{ tags: { a: "1", b: "2", c: "3" } }, "tags", "at most 2 tags"],
     [{ tags: { "openclaw-scope": "x" } }, "tags.openclaw-scope", "must not start with openclaw-"],
     [{ networkPolicy: "deny-all" }, "networkPolicy", '"allow-all" or'],
