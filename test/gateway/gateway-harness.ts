@@ -1,0 +1,192 @@
+// Real-gateway test harness: runs the installed `openclaw@2026.9.2` CLI and gateway on this Node (≥ 22.22.3)
+// against a fresh, fully isolated state directory, with the packed plugin installed as a user would install it.
+// This class assembles the single-purpose parts beside it and keeps the rules that span them:
+// - Every child process is spawned through one ChildProcesses (own process group, tracked by PID) and killed in
+//   dispose().
+// - Everything lives under one temp run dir (removed in dispose()); the only files outside it are the
+//   gateway's hard-coded lock coordinators in /tmp/openclaw-state-locks-<uid>, which dispose() removes too,
+//   and the npm download cache under <repo>/.cache, which only speeds up later runs.
+// - The gateway token lives only in the isolated config (by design: `gateway call --port` reads it from there,
+//   so it is never on argv or in an environment); the Vercel token is only ever put into the gateway process's
+//   environment (StartOptions.env). All text this harness returns or throws goes through redact().
+
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import * as cli from "./cli.js";
+import { type CallResult, describeFailure } from "./cli-output.js";
+import { initialConfig, readConfig, writeConfig, writePatchFile } from "./config.js";
+import { filesContaining } from "./files.js";
+import { freePort } from "./free-port.js";
+import { GatewayProcess, type StartOptions } from "./gateway-process.js";
+import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
+import { assertOpenClawRunnable, REPO_ROOT } from "./openclaw.js";
+import { installPlugin, packPlugin } from "./plugin-package.js";
+import { ChildProcesses, type RunOptions, type RunResult } from "./processes.js";
+import { Redactor } from "./redactor.js";
+import { removeLockCoordinators } from "./state-locks.js";
+
+export class GatewayHarness implements cli.CommandRunner {
+  readonly runDir: string;
+  readonly homeDir: string;
+  readonly stateDir: string;
+  readonly configPath: string;
+  readonly tmpDir: string;
+  readonly logsDir: string;
+  readonly port: number;
+  readonly timings: Record<string, number> = {};
+  readonly #layout: RunLayout;
+  readonly #redactor = new Redactor();
+  readonly #processes = new ChildProcesses(this.#redactor.redact);
+  readonly #gateway: GatewayProcess;
+  #disposed = false;
+
+  private constructor(layout: RunLayout, port: number, token: string) {
+    ({
+      runDir: this.runDir,
+      homeDir: this.homeDir,
+      stateDir: this.stateDir,
+      configPath: this.configPath,
+      tmpDir: this.tmpDir,
+      logsDir: this.logsDir,
+    } = layout);
+    this.#layout = layout;
+    this.port = port;
+    this.#redactor.add(token);
+    this.#gateway = new GatewayProcess(this.#processes, layout, port, this.#redactor, this.timings);
+  }
+
+  /** Creates the isolated run directory and the minimal local-gateway config (loopback, token auth, file log). */
+  static async create(): Promise<GatewayHarness> {
+    assertOpenClawRunnable();
+    const layout = await createRunLayout();
+    const token = randomBytes(24).toString("hex");
+    const harness = new GatewayHarness(layout, await freePort(), token);
+    await writeConfig(layout.configPath, initialConfig(harness.port, token, layout.openclawLogPath));
+    return harness;
+  }
+
+  /** Replaces every secret this harness knows about. Use on any text that leaves the harness. */
+  redact(text: string): string {
+    return this.#redactor.redact(text);
+  }
+
+  /** The isolated environment every child gets (see isolation.ts). */
+  baseEnv(): Record<string, string> {
+    return isolatedEnv(this.#layout);
+  }
+
+  /** Spawns a tracked child in its own process group and collects its output (bounded by timeoutMs). */
+  run(command: string, args: string[], options: RunOptions): Promise<RunResult> {
+    this.#assertLive();
+    return this.#processes.run(command, args, {
+      timeoutMs: options.timeoutMs,
+      cwd: options.cwd ?? this.runDir,
+      env: { ...this.baseEnv(), ...options.env },
+    });
+  }
+
+  /** Runs `openclaw <args>` with this harness's isolated environment. */
+  oc(args: string[], options: RunOptions): Promise<RunResult> {
+    return cli.oc(this, args, options);
+  }
+
+  /** Like oc(), but throws (with redacted output) unless the command exits 0. */
+  ocOk(args: string[], options: RunOptions): Promise<RunResult> {
+    return cli.ocOk(this, args, options);
+  }
+
+  describeFailure(what: string, result: RunResult): string {
+    return this.redact(describeFailure(what, result));
+  }
+
+  /** `npm pack` of the (already built) repo into the run dir; returns the tarball path. */
+  packPlugin(dir = REPO_ROOT, timeoutMs = 120_000): Promise<string> {
+    return packPlugin(this, path.join(this.runDir, "pack"), dir, timeoutMs);
+  }
+
+  /** `openclaw plugins install npm-pack:<tgz> --force --accept-capabilities` (also enables the plugin). */
+  async installPlugin(tarball: string, timeoutMs = 240_000): Promise<RunResult> {
+    const result = await installPlugin(this, tarball, timeoutMs);
+    this.timings.pluginInstallMs = result.ms;
+    return result;
+  }
+
+  /** Writes `patch` to a JSON5-compatible file and applies it with `openclaw config patch --file`. */
+  async patchConfig(patch: unknown, timeoutMs = 60_000): Promise<RunResult> {
+    const file = await writePatchFile(this.runDir, patch);
+    return this.ocOk(["config", "patch", "--file", file], { timeoutMs });
+  }
+
+  readConfig(): Promise<Record<string, unknown>> {
+    return readConfig(this.configPath);
+  }
+
+  writeConfig(config: Record<string, unknown>): Promise<void> {
+    return writeConfig(this.configPath, config);
+  }
+
+  get gatewayPid(): number | undefined {
+    return this.#gateway.pid;
+  }
+
+  get gatewayLogPath(): string {
+    return this.#layout.gatewayOutPath;
+  }
+
+  /** Starts `openclaw gateway run` and waits for /healthz and /readyz. */
+  startGateway(options: StartOptions = {}): Promise<void> {
+    this.#assertLive();
+    return this.#gateway.start(this.baseEnv(), options);
+  }
+
+  httpStatus(pathname: string, headers: Record<string, string> = {}): Promise<number> {
+    return this.#gateway.httpStatus(pathname, headers);
+  }
+
+  gatewayLogTail(lines = 60): Promise<string> {
+    return this.#gateway.logTail(lines);
+  }
+
+  /** The gateway's stdout/stderr and its file log so far (redacted). */
+  gatewayLogText(): Promise<string> {
+    return this.#gateway.logText();
+  }
+
+  /** Files under the run dir (state, config, logs, tmp; tarballs skipped) whose bytes contain `needle`. */
+  filesContaining(needle: string): Promise<string[]> {
+    return filesContaining(this.runDir, needle);
+  }
+
+  /**
+   * `openclaw gateway call <method> --json` against this gateway. The CLI reads the port and the token from the
+   * isolated config, so the token never appears on argv. Returns the exit code and the parsed JSON; exit 1 with
+   * `{ok:false,error}` means the gateway answered with an error.
+   */
+  call<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<CallResult<T>> {
+    return cli.call<T>(this, this.port, method, params, timeoutMs);
+  }
+
+  /** call() that throws unless the gateway answered successfully. */
+  callOk<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<T> {
+    return cli.callOk<T>(this, this.port, method, params, timeoutMs);
+  }
+
+  /** Stops the gateway (SIGTERM, then SIGKILL after graceMs). */
+  stopGateway(graceMs = 10_000): Promise<void> {
+    return this.#gateway.stop(graceMs);
+  }
+
+  /** Kills every child this harness started, removes the lock coordinators and the run dir. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await this.stopGateway();
+    await this.#processes.terminateAll();
+    await removeLockCoordinators(this.stateDir);
+    await removeRunDir(this.runDir);
+  }
+
+  #assertLive(): void {
+    if (this.#disposed) throw new Error("gateway harness already disposed");
+  }
+}

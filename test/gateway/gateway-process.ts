@@ -1,0 +1,131 @@
+// The gateway's lifecycle: `openclaw gateway run` on the isolated loopback port, ready once /healthz and then
+// /readyz answer 200, stopped by process group. Its output goes to a log file, not to memory, because a
+// gateway serves a whole test file and failures quote only the tail.
+
+import type { ChildProcess } from "node:child_process";
+import { createWriteStream, type WriteStream } from "node:fs";
+import fs from "node:fs/promises";
+import type { RunLayout } from "./isolation.js";
+import { OPENCLAW_ENTRY } from "./openclaw.js";
+import type { ChildProcesses } from "./processes.js";
+import type { Redactor } from "./redactor.js";
+import { sleep } from "./wait.js";
+
+export interface StartOptions {
+  /** Extra environment for the gateway process only (e.g. the Vercel token under the profile's `tokenEnv`). */
+  env?: Record<string, string>;
+  /** Values that must never appear in returned text (e.g. that Vercel token). */
+  secrets?: string[];
+  timeoutMs?: number;
+}
+
+export class GatewayProcess {
+  readonly #processes: ChildProcesses;
+  readonly #layout: RunLayout;
+  readonly #port: number;
+  readonly #redactor: Redactor;
+  readonly #timings: Record<string, number>;
+  #child: ChildProcess | undefined;
+  #log: WriteStream | undefined;
+
+  constructor(
+    processes: ChildProcesses,
+    layout: RunLayout,
+    port: number,
+    redactor: Redactor,
+    timings: Record<string, number>,
+  ) {
+    this.#processes = processes;
+    this.#layout = layout;
+    this.#port = port;
+    this.#redactor = redactor;
+    this.#timings = timings;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Starts the gateway with `baseEnv` plus options.env and waits for /healthz and /readyz. */
+  async start(baseEnv: Record<string, string>, options: StartOptions): Promise<void> {
+    if (this.#child) throw new Error("gateway already started");
+    this.#redactor.add(...(options.secrets ?? []));
+    const started = performance.now();
+    const log = createWriteStream(this.#layout.gatewayOutPath, { mode: 0o600 });
+    this.#log = log;
+    const child = this.#processes.spawn(
+      process.execPath,
+      [OPENCLAW_ENTRY, "gateway", "run", "--port", String(this.#port), "--bind", "loopback", "--auth", "token"],
+      { cwd: this.#layout.runDir, env: { ...baseEnv, ...options.env } },
+    );
+    this.#child = child;
+    // end: false — two sources share one log; stop() ends it.
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    let exited: string | undefined;
+    child.on("exit", (code, signal) => {
+      exited = `gateway exited ${code ?? signal}`;
+      this.#processes.forget(child);
+    });
+    const timeoutMs = options.timeoutMs ?? 90_000;
+    const deadline = started + timeoutMs;
+    for (const probe of ["/healthz", "/readyz"]) {
+      for (;;) {
+        if (exited) throw new Error(`${exited} before ${probe} answered\n${await this.logTail()}`);
+        if (performance.now() > deadline) {
+          throw new Error(`gateway ${probe} not 200 after ${timeoutMs} ms\n${await this.logTail()}`);
+        }
+        if ((await this.httpStatus(probe)) === 200) break;
+        await sleep(100);
+      }
+      this.#timings[probe === "/healthz" ? "gatewayHealthzMs" : "gatewayReadyzMs"] = Math.round(
+        performance.now() - started,
+      );
+    }
+  }
+
+  /** HTTP status of GET `pathname` on the gateway; 0 when it does not answer within 2 s. */
+  async httpStatus(pathname: string, headers: Record<string, string> = {}): Promise<number> {
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.#port}${pathname}`, {
+        headers,
+        signal: AbortSignal.timeout(2_000),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** The last `lines` lines of the gateway's output and of openclaw.log, labelled, for failure messages. */
+  async logTail(lines = 60): Promise<string> {
+    const [out, log] = await this.#readLogs(async (file) => {
+      try {
+        return (await fs.readFile(file, "utf8")).trim().split("\n").slice(-lines).join("\n");
+      } catch {
+        return "(none)";
+      }
+    });
+    return this.#redactor.redact(`--- gateway stdout/stderr ---\n${out}\n--- openclaw.log ---\n${log}`);
+  }
+
+  /** The gateway's stdout/stderr and its file log so far (redacted). */
+  async logText(): Promise<string> {
+    const [out, log] = await this.#readLogs((file) => fs.readFile(file, "utf8").catch(() => ""));
+    return this.#redactor.redact(`${out}\n${log}`);
+  }
+
+  /** Stops the gateway (SIGTERM, then SIGKILL after graceMs) and closes its log. */
+  async stop(graceMs: number): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child) await this.#processes.terminate(child, graceMs);
+    this.#log?.end();
+    this.#log = undefined;
+  }
+
+  async #readLogs(read: (file: string) => Promise<string>): Promise<[string, string]> {
+    return [await read(this.#layout.gatewayOutPath), await read(this.#layout.openclawLogPath)];
+  }
+}

