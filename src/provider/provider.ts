@@ -172,11 +172,13 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     settings: ProfileSettings,
     leaseId: string,
     options: ProvisionOptions,
+    onEnrollment: (enrollment: NodeEnrollment) => void,
   ): Promise<string> {
     if (!options.beginNodeEnrollment) {
       throw new WorkerProviderError("vercel-sandbox: the gateway did not offer node enrollment for this worker");
     }
     const enrollment = await options.beginNodeEnrollment();
+    onEnrollment(enrollment);
     registerSecret(enrollment.nodeBootstrap.token);
     if (enrollment.mode === "connect") registerSecret(enrollment.setupCode);
     step("enrollment-started", leaseId);
@@ -203,13 +205,19 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     signal?.throwIfAborted();
     const request = createRequest(allocation, settings, rawSettings, vcpus);
     const sandbox = await createOrAdopt(project, allocation, request, signal);
+    let enrollment: NodeEnrollment | undefined;
     try {
       signal?.throwIfAborted();
-      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions);
+      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions, (e) => {
+        enrollment = e;
+      });
       step("enrolled", leaseId);
       armKeepalive(leaseId, sandboxName, settings);
       return { leaseId, sharedHost: false, node: { deviceId } };
     } catch (error) {
+      // The gateway is shutting down (not an operator Stop): keep the sandbox so the restarted gateway's
+      // replay of this operation adopts it instead of paying for a new one.
+      if (enrollment?.signal?.aborted && !signal?.aborted) throw error;
       try {
         await releaseSandbox(project, sandboxName, retained);
         step("released", leaseId);

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enrollingOptions, operationId } from "../../src/conformance/fixtures.js";
+import { enrollingOptions, fakeEnrollment, operationId } from "../../src/conformance/fixtures.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { createVercelSandboxProvider, type VercelSandboxProviderOptions } from "../../src/provider/index.js";
 
@@ -128,6 +128,34 @@ describe("failures", () => {
     // Core later calls destroy for the pending teardown; it proves absence once the API cooperates.
     await provider.destroy({ leaseId, profile });
     await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).rejects.toThrow(/404/);
+  });
+});
+
+describe("gateway shutdown", () => {
+  it("an enrollment ended by gateway shutdown keeps the sandbox, and the restarted gateway adopts it", async () => {
+    const shutdown = new AbortController();
+    const op = operationId();
+    const stopping = makeProvider({
+      enroll: async ({ enrollment }) => {
+        shutdown.abort(new Error("gateway is stopping"));
+        enrollment.signal?.throwIfAborted();
+        return "never";
+      },
+    });
+    const options = {
+      ...enrollingOptions(),
+      beginNodeEnrollment: async () => ({ ...fakeEnrollment(), signal: shutdown.signal }),
+    };
+    await expect(stopping.provision(profile, op, options)).rejects.toThrow("gateway is stopping");
+    const { leaseId } = await stopping.resolveAllocation(profile, op);
+    await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).resolves.toBeTruthy();
+
+    const restarted = makeProvider();
+    const before = api.requests().filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes$/.test(r.path));
+    expect((await restarted.provision(profile, op, enrollingOptions())).leaseId).toBe(leaseId);
+    const creates = api.requests().filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes$/.test(r.path));
+    expect(creates.slice(before.length).every((r) => r.status === 409)).toBe(true);
+    await restarted.destroy({ leaseId, profile });
   });
 });
 
