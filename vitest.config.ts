@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Emulator and gateway tests start real processes; two cores keep them honest when run one file at a time.
     fileParallelism: true,
+    // Each file in its own process: emulator and gateway tests count their own child processes.
+    pool: "forks",
     maxWorkers: 2,
   },
 });

@@ -79,14 +79,40 @@ export class VercelClient {
     this.resolveSecret = options.resolveSecret ?? defaultSecretResolver(this.env);
   }
 
+  private embedded: Promise<EmbeddedBackend> | undefined;
+
   /** Resolves credentials and transport for one profile. Reads the environment; makes no request. */
   async project(settings: ProfileSettings): Promise<VercelProject> {
+    if (settings.backend === "embedded") {
+      this.embedded ??= startEmbeddedBackend();
+      const backend = await this.embedded;
+      return new VercelProject(this.sdk, backend.credentials, backend.fetch);
+    }
     const credentials =
       this.options.credentials ?? (await resolveCredentials(settings.credentials, this.env, this.resolveSecret));
     const base = this.options.fetch ?? globalThis.fetch;
     const fetch = settings.apiUrl && !this.options.fetch ? rewritingFetch(settings.apiUrl, base) : base;
     return new VercelProject(this.sdk, credentials, fetch);
   }
+
+  /** Stops the embedded emulator, if a profile started one. */
+  async close(): Promise<void> {
+    const embedded = this.embedded;
+    this.embedded = undefined;
+    if (embedded) await (await embedded).close();
+  }
+}
+
+interface EmbeddedBackend {
+  credentials: Credentials;
+  fetch: Fetch;
+  close(): Promise<void>;
+}
+
+/** The emulator is loaded only when a profile asks for it, so a Vercel-backed gateway never imports it. */
+async function startEmbeddedBackend(): Promise<EmbeddedBackend> {
+  const { startLocalSandboxApi } = await import("../emulator/index.js");
+  return startLocalSandboxApi();
 }
 
 export class VercelProject {

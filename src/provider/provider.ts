@@ -360,6 +360,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
 
     async dispose() {
       await keepalive.stopAll();
+      await client.close();
     },
   };
   return provider;

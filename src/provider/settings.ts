@@ -28,6 +28,11 @@ export const VCPU_CHOICES = [1, 2, 4, 8] as const;
 
 export const ProfileSettingsSchema = Type.Object(
   {
+    backend: Type.Optional(
+      Type.Union([Type.Literal("vercel"), Type.Literal("embedded")], {
+        description: '"vercel" or "embedded" (the local emulator, started inside the gateway)',
+      }),
+    ),
     apiUrl: Type.Optional(
       Type.String({ pattern: "^https?://", description: "Vercel API base URL (an emulator's URL for local runs)" }),
     ),
@@ -94,6 +99,8 @@ export type ProfileSettingsInput = Static<typeof ProfileSettingsSchema>;
 
 /** Settings after defaults, with durations in milliseconds. */
 export interface ProfileSettings {
+  /** `embedded` runs sandboxes on the local emulator inside the gateway process (no Vercel account). */
+  backend: "vercel" | "embedded";
   apiUrl?: string;
   credentials: CredentialSource;
   runtime: (typeof RUNTIMES)[number];
@@ -189,6 +196,21 @@ export function parseSettings(profile: unknown): ProfileSettings {
   const error = firstSchemaError(ProfileSettingsSchema, input);
   if (error) throw error;
   const settings = input as ProfileSettingsInput;
+  if (settings.backend === "embedded") {
+    for (const key of [
+      "apiUrl",
+      "auth",
+      "token",
+      "tokenEnv",
+      "teamId",
+      "teamIdEnv",
+      "projectId",
+      "projectIdEnv",
+    ] as const) {
+      if (settings[key] !== undefined)
+        throw new SettingsError(key, 'is not used with `backend: "embedded"`; remove it');
+    }
+  }
   const timeoutMs = settings.timeout === undefined ? DEFAULT_TIMEOUT_MS : toMs("timeout", settings.timeout);
   if (timeoutMs < MIN_TIMEOUT_MS || timeoutMs > MAX_TIMEOUT_MS) {
     throw new SettingsError("timeout", "must be between 1 minute and 24 hours");
@@ -197,6 +219,7 @@ export function parseSettings(profile: unknown): ProfileSettings {
   const policy = settings.networkPolicy;
   const expiration = settings.snapshots?.expiration;
   return {
+    backend: settings.backend ?? "vercel",
     apiUrl: settings.apiUrl?.replace(/\/+$/, ""),
     credentials: credentialsOf(settings),
     runtime: settings.runtime ?? "node24",

@@ -14,6 +14,7 @@ function rejection(settings: unknown): SettingsError {
 describe("profile settings", () => {
   it("an empty profile means OIDC, node24, 2 vCPUs, 30 minutes and deny-by-default egress", () => {
     expect(parseSettings({})).toEqual({
+      backend: "vercel",
       apiUrl: undefined,
       credentials: { kind: "oidc" },
       runtime: "node24",
@@ -82,6 +83,9 @@ describe("profile settings", () => {
     [{ apiUrl: "http://example.com" }, "apiUrl", "https unless it is loopback"],
     [{ apiUrl: "https://user:pw@example.com" }, "apiUrl", "credentials"],
     [{ scope: "Has Spaces" }, "scope", "invalid"],
+    [{ backend: "local" }, "backend", '"vercel" or "embedded"'],
+    [{ backend: "embedded", tokenEnv: "T" }, "tokenEnv", 'not used with `backend: "embedded"`'],
+    [{ backend: "embedded", apiUrl: "http://127.0.0.1:1" }, "apiUrl", "not used with"],
     [{ region: "us-east" }, "region", "invalid"],
   ])("%j is rejected naming %s", (settings, key, reason) => {
     const error = rejection(settings);
