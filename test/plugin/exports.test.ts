@@ -1,0 +1,20 @@
+// The public subpaths resolve by package name to the built files, with the names users are told to import.
+import { describe, expect, it } from "vitest";
+
+describe("package exports", () => {
+  it.each([
+    ["openclaw-vercel-sandbox/devcontainer", ["resolveRecipe", "planPhases", "RecipeError"]],
+    ["openclaw-vercel-sandbox/emulator", ["startLocalSandboxApi", "EmulatorIsolationError"]],
+    ["openclaw-vercel-sandbox/provider", ["createVercelSandboxProvider", "parseSettings", "ProfileSettingsSchema"]],
+    ["openclaw-vercel-sandbox/conformance", ["defineConformanceSuite", "operationId", "fakeEnrollment"]],
+  ])("%s exports %j", async (specifier, names) => {
+    const module = (await import(specifier)) as Record<string, unknown>;
+    for (const name of names) expect(module[name], name).toBeDefined();
+  });
+
+  it("the root export is the plugin entry", async () => {
+    const entry = (await import("openclaw-vercel-sandbox")) as { default: { id: string; register: unknown } };
+    expect(entry.default.id).toBe("vercel-sandbox");
+    expect(typeof entry.default.register).toBe("function");
+  });
+});
