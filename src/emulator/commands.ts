@@ -5,6 +5,7 @@
 // HOME/USER of the sandbox user, or HOME=/root under `sudo`.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
+import { networkModeOf, proxyEnv, sessionEgress } from "./egress.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
@@ -15,7 +16,13 @@ import type { SessionRecord } from "./registry.js";
 
 const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-function commandEnv(ctx: Ctx, session: SessionRecord, own: Record<string, string>, sudo: boolean) {
+function commandEnv(
+  ctx: Ctx,
+  session: SessionRecord,
+  own: Record<string, string>,
+  sudo: boolean,
+  proxy: Record<string, string>,
+) {
   const sandbox = ctx.registry.sandboxes.get(session.sandboxName);
   const user = sudo ? "root" : "vercel-sandbox";
   return {
@@ -26,6 +33,7 @@ function commandEnv(ctx: Ctx, session: SessionRecord, own: Record<string, string
     SHELL: "/bin/bash",
     LANG: "C.UTF-8",
     VERCEL_SANDBOX: "1",
+    ...proxy,
     ...(sandbox?.env ?? {}),
     ...own,
   };
@@ -50,8 +58,17 @@ export async function runCommand(ctx: Ctx): Promise<void> {
   const timeoutMs = field.number(body, "timeout");
   const cwd = resolveInSandbox(field.string(body, "cwd") ?? ".");
   const wait = field.boolean(body, "wait") ?? false;
-  // The session may have stopped while the body was read.
-  const live = runningSession(ctx, session.id);
+  // The session may have stopped while the body was read, or while its egress proxy started.
+  let live = runningSession(ctx, session.id);
+  const network = networkModeOf(live.networkPolicy);
+  let proxy: Record<string, string> = {};
+  if (network === "proxied") {
+    try {
+      proxy = proxyEnv((await sessionEgress(live, ctx.track)).port);
+    } finally {
+      live = runningSession(ctx, session.id);
+    }
+  }
   const command = new CommandProcess(
     live.holder!,
     {
@@ -59,9 +76,9 @@ export async function runCommand(ctx: Ctx): Promise<void> {
       name,
       args,
       cwd,
-      env: commandEnv(ctx, live, env, sudo),
+      env: commandEnv(ctx, live, env, sudo, proxy),
       timeoutMs,
-      enterNetwork: live.networkPolicy.mode === "deny-all",
+      enterNetwork: network !== "host",
     },
     ctx.track,
   );

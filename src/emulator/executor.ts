@@ -1,5 +1,5 @@
 // Real processes for `runCommand`. Each command joins its session's namespaces with nsenter
-// (mount + PID, and network under deny-all), changes to its cwd and execs the program, so
+// (mount + PID, and network unless the policy is allow-all), changes to its cwd and execs the program, so
 // the SDK's streamed NDJSON, `wait`, `logs` replay, `kill` and exit codes all come from a real
 // process. Output is kept whole for replay (C5 replays from the start, then goes live).
 import { type ChildProcess, spawn } from "node:child_process";

@@ -8,12 +8,23 @@
 // the session ends with it. The upper layer survives the holder, which is what keeps files
 // across stop/resume and what a snapshot copies.
 //
-// Network: each holder has its own network namespace containing only `lo`. Commands enter it
-// when the session's policy is `deny-all` (enforced: no route out). Under `allow-all` and under
-// custom policies commands stay in the host network namespace: custom allow-lists, subnets and
-// header rules are recorded and echoed, NOT enforced. A policy change applies to commands
-// started after it. Not isolated: the host's /dev (bind-mounted), /sys is absent, the kernel,
-// and users (commands run as root; there is no `vercel-sandbox` account).
+// Network (egress.ts): each holder has its own network namespace containing only `lo`.
+// - `deny-all`: commands enter it; enforced, there is no route out.
+// - custom (`allow`, `subnets`): commands enter it too, and their one way out is the session's
+//   HTTP proxy on 127.0.0.1:<port> inside the namespace (served by the emulator process, see
+//   egress-listener.ts / egress-proxy.ts), announced in HTTP(S)_PROXY/NO_PROXY/NODE_USE_ENV_PROXY.
+//   Enforced for every TCP connection that leaves: the proxy admits CONNECT and plain-HTTP
+//   requests only to hosts on the allow-list (exact, `*.suffix`, `*`; IP literals included) or
+//   to addresses in `subnets.allow`, never to `subnets.deny`, and reads the current policy per
+//   connection (open tunnels survive an update). NOT like Vercel: traffic must be proxy-aware
+//   (a raw socket or UDP/DNS from the sandbox just has no route, where Vercel's transparent
+//   firewall would let allowed destinations through); sandbox-local 127.0.0.1 is in NO_PROXY,
+//   so the host's loopback is only reachable by clearing it; header transform and forward
+//   rules are recorded and echoed, NOT applied.
+// - `allow-all`: commands stay in the host network namespace (host loopback included).
+// The namespace a command joins is chosen when it starts: a policy change moves commands started
+// after it. Not isolated: the host's /dev (bind-mounted), /sys is absent, the kernel, and users
+// (commands run as root; there is no `vercel-sandbox` account).
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";

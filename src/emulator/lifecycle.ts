@@ -6,6 +6,7 @@ import { type ChildProcess, execFile } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { closeSessionEgress } from "./egress.js";
 import { HttpError } from "./http.js";
 import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
@@ -148,6 +149,8 @@ export class Lifecycle {
     session.stopping = (async () => {
       for (const command of session.commands.values()) if (command.exitCode === null) command.interrupted = true;
       if (session.holder) await stopHolder(session.holder);
+      // The proxy's listening socket keeps the namespace alive: close it with the session.
+      await closeSessionEgress(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
       session.holder = undefined;
       session.status = "stopped";

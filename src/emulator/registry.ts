@@ -2,6 +2,7 @@
 // each, addressed by id), commands and snapshots, plus the id and cursor rules the SDK's
 // paginators rely on (`pagination.next` is an opaque cursor, `null` on the last page).
 import { randomBytes } from "node:crypto";
+import type { SessionEgress } from "./egress.js";
 import type { CommandProcess } from "./executor.js";
 import type { Holder } from "./isolation.js";
 
@@ -57,6 +58,8 @@ export interface SessionRecord {
   stoppedAt?: number;
   snapshottedAt?: number;
   holder?: Holder;
+  /** The egress proxy of a custom policy, started by the first command that needs it. */
+  egress?: Promise<SessionEgress>;
   timer?: NodeJS.Timeout;
   /** In-flight stop, so resume can wait for it. */
   stopping?: Promise<void>;

@@ -1,7 +1,8 @@
 // Session endpoints E1–E7. Stop is idempotent (the SDK does not wrap it in auto-resume);
 // extend-timeout re-arms the timer that stops the session when its lifetime ends; the
-// network policy is recorded and echoed in the legacy shape (deny-all is enforced for
-// commands started afterwards, see isolation.ts); snapshot stops the session first.
+// network policy is recorded and echoed in the legacy shape and enforced (see isolation.ts:
+// the egress proxy reads it per connection, commands pick their namespace at start);
+// snapshot stops the session first.
 import { randomBytes } from "node:crypto";
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";

@@ -1,0 +1,89 @@
+// Pure egress decisions for the session proxy (see egress-proxy.ts), following the SDK's
+// documented semantics: `allow` lists hosts (exact, `*.suffix` for subdomains only, `*` for
+// everything; the keys when it is the rule-map form), `subnets.allow` admits addresses whatever
+// their name, and `subnets.deny` wins over both. IP literals are hosts too, so `allow:
+// ["127.0.0.1"]` admits that address. Header-transform and forward rules are NOT applied.
+import type { LookupAddress } from "node:dns";
+import { BlockList, isIP } from "node:net";
+
+type Json = Record<string, unknown>;
+
+export interface EgressRules {
+  everything: boolean;
+  nothing: boolean;
+  hosts: string[];
+  allowSubnets: BlockList;
+  denySubnets: BlockList;
+  hasAllowSubnets: boolean;
+}
+
+/** Lower case, no trailing dot, no IPv6 brackets: the form hosts are compared in. */
+export function normalizeHost(host: string): string {
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
+}
+
+function subnets(list: unknown): { blocks: BlockList; count: number } {
+  const blocks = new BlockList();
+  let count = 0;
+  for (const cidr of Array.isArray(list) ? list : []) {
+    if (typeof cidr !== "string") continue;
+    const [network = "", bits] = cidr.trim().split("/");
+    const family = isIP(network);
+    if (!family) continue;
+    const type = family === 4 ? "ipv4" : "ipv6";
+    const prefix = bits === undefined ? (family === 4 ? 32 : 128) : Number(bits);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > (family === 4 ? 32 : 128)) continue;
+    blocks.addSubnet(network, prefix, type);
+    count++;
+  }
+  return { blocks, count };
+}
+
+/** The rules of a request-shape policy (`{mode}` or `{allow, subnets}`), read at connect time. */
+export function egressRules(policy: Json): EgressRules {
+  const allow = policy.allow;
+  const hosts = (Array.isArray(allow) ? allow : allow && typeof allow === "object" ? Object.keys(allow) : [])
+    .filter((h): h is string => typeof h === "string")
+    .map(normalizeHost);
+  const nets = (policy.subnets ?? {}) as Json;
+  const allowed = subnets(nets.allow);
+  return {
+    everything: policy.mode === "allow-all",
+    nothing: policy.mode === "deny-all",
+    hosts,
+    allowSubnets: allowed.blocks,
+    denySubnets: subnets(nets.deny).blocks,
+    hasAllowSubnets: allowed.count > 0,
+  };
+}
+
+/** Whether the allow-list names this host: exactly, by `*.suffix` (subdomains only), or by `*`. */
+export function hostAllowed(rules: EgressRules, host: string): boolean {
+  const h = normalizeHost(host);
+  return rules.hosts.some(
+    (entry) => entry === "*" || entry === h || (entry.startsWith("*.") && h.endsWith(entry.slice(1))),
+  );
+}
+
+const familyOf = (address: string) => (isIP(address) === 6 ? "ipv6" : "ipv4");
+
+/** The resolved addresses the proxy may connect to; empty means refuse. */
+export function allowedAddresses(rules: EgressRules, host: string, addresses: LookupAddress[]): LookupAddress[] {
+  if (rules.nothing) return [];
+  const named = rules.everything || hostAllowed(rules, host);
+  return addresses.filter(
+    ({ address }) =>
+      !rules.denySubnets.check(address, familyOf(address)) &&
+      (named || rules.allowSubnets.check(address, familyOf(address))),
+  );
+}
+
+/** Whether resolving the host could admit anything: an unlisted name is only worth a lookup for subnets.allow. */
+export function worthResolving(rules: EgressRules, host: string): boolean {
+  if (rules.nothing) return false;
+  return rules.everything || rules.hasAllowSubnets || hostAllowed(rules, host);
+}

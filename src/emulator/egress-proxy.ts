@@ -1,0 +1,171 @@
+// The one way out of a session under a custom policy: an HTTP proxy served by the emulator
+// process itself, on a listening socket that lives in the session's network namespace (see
+// egress-listener.ts). It takes `CONNECT host:port` (TLS and other tunnels) and absolute-form
+// plain-HTTP requests, reads the session's CURRENT policy for every new connection (so a policy
+// update applies at once; open tunnels are left alone), resolves names with the host resolver
+// and connects only to addresses the policy admits (egress-policy.ts); anything else is a 403
+// and no connection is made. Outbound sockets are opened from the host network namespace.
+
+import type { LookupAddress } from "node:dns";
+import { lookup } from "node:dns/promises";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
+import { isIP, type Server, type Socket, connect as tcpConnect } from "node:net";
+import type { Duplex } from "node:stream";
+import { allowedAddresses, egressRules, normalizeHost, worthResolving } from "./egress-policy.js";
+
+const CONNECT_TIMEOUT_MS = 10_000;
+const LOOKUP_TIMEOUT_MS = 10_000;
+/** Per session: a runaway client in the sandbox cannot exhaust the emulator's descriptors. */
+export const MAX_PROXY_CONNECTIONS = 256;
+const HOP_HEADERS = ["proxy-connection", "proxy-authorization", "connection", "keep-alive"];
+
+export interface EgressProxy {
+  close(): void;
+}
+
+type Decision = { addresses: LookupAddress[] } | { refused: string };
+
+async function resolve(host: string): Promise<LookupAddress[]> {
+  const family = isIP(host);
+  if (family) return [{ address: host, family }];
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`looking up ${host} timed out`)), LOOKUP_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([lookup(host, { all: true }), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `lookup` for net/http that hands back only the already-vetted addresses (never a second DNS answer). */
+function fixedLookup(addresses: LookupAddress[]) {
+  return (_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options.all) callback(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  };
+}
+
+function parseAuthority(authority: string): { host: string; port: number } | undefined {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority);
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) return undefined;
+  return { host: normalizeHost(match[1]!), port };
+}
+
+function refuse(socket: Duplex, status: string, reason: string): void {
+  const body = `${reason}\n`;
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Serves the proxy on `listener`; `policyOf` returns the session's policy as it is right now. */
+export function serveEgressProxy(listener: Server, policyOf: () => Record<string, unknown>): EgressProxy {
+  const sockets = new Set<Duplex>();
+  const own = (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  };
+
+  async function decide(host: string): Promise<Decision> {
+    const rules = egressRules(policyOf());
+    if (!worthResolving(rules, host)) return { refused: `${host} is not allowed by the sandbox network policy` };
+    let addresses: LookupAddress[];
+    try {
+      addresses = allowedAddresses(rules, host, await resolve(host));
+    } catch (error) {
+      return { refused: `${host} could not be resolved: ${(error as Error).message}` };
+    }
+    return addresses.length > 0 ? { addresses } : { refused: `${host} is not allowed by the sandbox network policy` };
+  }
+
+  async function tunnel(req: IncomingMessage, client: Duplex, head: Buffer) {
+    const target = parseAuthority(req.url ?? "");
+    if (!target) return refuse(client, "400 Bad Request", "CONNECT needs host:port");
+    const decision = await decide(target.host);
+    if ("refused" in decision) return refuse(client, "403 Forbidden", decision.refused);
+    if (client.destroyed) return;
+    const upstream: Socket = tcpConnect({
+      host: target.host,
+      port: target.port,
+      lookup: fixedLookup(decision.addresses) as never,
+    });
+    own(upstream);
+    let connected = false;
+    upstream.setTimeout(CONNECT_TIMEOUT_MS, () => upstream.destroy(new Error("connect timed out")));
+    upstream.once("error", (error) => {
+      if (!connected) refuse(client, "502 Bad Gateway", error.message);
+      else client.destroy();
+    });
+    upstream.once("connect", () => {
+      connected = true;
+      upstream.setTimeout(0);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    client.once("close", () => upstream.destroy());
+    // Before the connect, the client is being told why (502) and ends once that is written.
+    upstream.once("close", () => connected && client.destroy());
+  }
+
+  async function forward(req: IncomingMessage, res: ServerResponse) {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "");
+    } catch {
+      return res.writeHead(400).end("this proxy takes absolute-form http:// requests and CONNECT\n");
+    }
+    if (url.protocol !== "http:") return res.writeHead(400).end("only http:// is proxied in the clear; use CONNECT\n");
+    const host = normalizeHost(url.hostname);
+    const decision = await decide(host);
+    if ("refused" in decision) return res.writeHead(403, { "content-type": "text/plain" }).end(`${decision.refused}\n`);
+    const headers = { ...req.headers };
+    for (const name of HOP_HEADERS) delete headers[name];
+    const upstream = request({
+      host,
+      port: url.port || 80,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      agent: false,
+      lookup: fixedLookup(decision.addresses) as never,
+      timeout: CONNECT_TIMEOUT_MS,
+    });
+    upstream.once("socket", (socket) => {
+      own(socket);
+      socket.once("connect", () => socket.setTimeout(0));
+    });
+    upstream.once("timeout", () => upstream.destroy(new Error("connect timed out")));
+    upstream.once("error", (error) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" }).end(`${error.message}\n`);
+      else res.destroy();
+    });
+    upstream.once("response", (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      answer.pipe(res);
+    });
+    req.pipe(upstream);
+  }
+
+  const http = createServer((req, res) => void forward(req, res));
+  http.on("connect", (req, socket, head) => void tunnel(req, socket, head));
+  http.on("clientError", (_error, socket) => socket.destroy());
+  listener.maxConnections = MAX_PROXY_CONNECTIONS;
+  listener.on("connection", (socket: Socket) => {
+    own(socket);
+    http.emit("connection", socket);
+  });
+  listener.on("error", () => {});
+  return {
+    close() {
+      listener.close();
+      http.close();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}

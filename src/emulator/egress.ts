@@ -1,0 +1,60 @@
+// How a command's network is set up from the session's policy (see isolation.ts): `allow-all`
+// stays in the host namespace, `deny-all` joins the session's namespace (only `lo`), and a
+// custom policy joins it too with the session's egress proxy as its only way out, announced in
+// the usual proxy variables. The proxy starts with the first command that needs it and ends
+// with the session.
+import type { ChildProcess } from "node:child_process";
+import { listenInNamespace } from "./egress-listener.js";
+import { type EgressProxy, serveEgressProxy } from "./egress-proxy.js";
+import type { SessionRecord } from "./registry.js";
+
+export type NetworkMode = "host" | "isolated" | "proxied";
+
+export function networkModeOf(policy: Record<string, unknown>): NetworkMode {
+  if (policy.mode === "allow-all") return "host";
+  if (policy.mode === "deny-all") return "isolated";
+  return "proxied";
+}
+
+export interface SessionEgress extends EgressProxy {
+  port: number;
+}
+
+/** The session's proxy, started on first use; the caller must hold a running session. */
+export function sessionEgress(session: SessionRecord, track: (c: ChildProcess) => void): Promise<SessionEgress> {
+  if (session.egress) return session.egress;
+  const starting = (async () => {
+    const { server, port } = await listenInNamespace(session.holder!.pid, track);
+    // Reads the record on every connection, so policy updates apply to the next connection.
+    const proxy = serveEgressProxy(server, () => session.networkPolicy);
+    return { port, close: () => proxy.close() };
+  })();
+  session.egress = starting;
+  // A failed start is not remembered: the next command tries again.
+  starting.catch(() => {
+    if (session.egress === starting) session.egress = undefined;
+  });
+  return starting;
+}
+
+/** Ends the proxy and every connection through it (after the holder is gone). */
+export async function closeSessionEgress(session: SessionRecord): Promise<void> {
+  const egress = session.egress;
+  session.egress = undefined;
+  (await egress?.catch(() => undefined))?.close();
+}
+
+/** Proxy variables for curl, wget, npm, pip, git… and Node's own fetch/http (NODE_USE_ENV_PROXY). */
+export function proxyEnv(port: number): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  const local = "localhost,127.0.0.1,::1";
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    NO_PROXY: local,
+    no_proxy: local,
+    NODE_USE_ENV_PROXY: "1",
+  };
+}
