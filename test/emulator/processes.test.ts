@@ -82,6 +82,9 @@ describe("shutdown", () => {
     const b = await Sandbox.create(connect(api));
     await a.runCommand({ cmd: "sleep", args: ["600"], detached: true });
     await b.runCommand({ cmd: "bash", args: ["-c", "sleep 600 & sleep 600"], detached: true });
+    // A custom policy also starts the session's egress proxy (see network.test.ts).
+    const c = await Sandbox.create({ ...connect(api), networkPolicy: { allow: ["allowed.invalid"] } });
+    await c.runCommand({ cmd: "sleep", args: ["600"], detached: true });
     // Only the emulator's own kinds of process: the test runner may start helpers of its own meanwhile.
     const ours = new Set(["unshare", "nsenter", "sleep", "bash", "sh"]);
     const comm = (pid: number) => {
@@ -92,7 +95,7 @@ describe("shutdown", () => {
       }
     };
     const started = descendants().filter((pid) => !before.has(pid) && ours.has(comm(pid)));
-    expect(started.length).toBeGreaterThanOrEqual(6);
+    expect(started.length).toBeGreaterThanOrEqual(8);
     await api.close();
     expect(started.filter(alive).map((pid) => `${pid} ${comm(pid)}`)).toEqual([]);
     await expect(raw(api, "GET", "/v2/sandboxes")).rejects.toThrow();
