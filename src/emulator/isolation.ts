@@ -50,9 +50,9 @@ export function assertIsolationAvailable(): void {
       "The local Vercel Sandbox emulator isolates each sandbox with mount/PID/network namespaces and overlayfs, which needs root. Run it as root (e.g. `sudo`, or a container started with --privileged or CAP_SYS_ADMIN).",
     );
   }
-  for (const tool of ["unshare", "nsenter", "chroot", "bash"]) {
+  for (const tool of ["unshare", "nsenter", "chroot", "bash", "ip"]) {
     if (!["/usr/bin", "/bin", "/usr/sbin", "/sbin"].some((d) => existsSync(path.join(d, tool)))) {
-      throw new EmulatorIsolationError(`The emulator needs \`${tool}\` (util-linux/coreutils/bash) on this machine.`);
+      throw new EmulatorIsolationError(`The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2) on this machine.`);
     }
   }
 }
