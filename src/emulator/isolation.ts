@@ -52,7 +52,9 @@ export function assertIsolationAvailable(): void {
   }
   for (const tool of ["unshare", "nsenter", "chroot", "bash", "ip"]) {
     if (!["/usr/bin", "/bin", "/usr/sbin", "/sbin"].some((d) => existsSync(path.join(d, tool)))) {
-      throw new EmulatorIsolationError(`The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2) on this machine.`);
+      throw new EmulatorIsolationError(
+        `The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2) on this machine.`,
+      );
     }
   }
 }
