@@ -13,7 +13,9 @@ describe("package exports", () => {
   });
 
   it("the root export is the plugin entry", async () => {
-    const entry = (await import("openclaw-vercel-sandbox")) as { default: { id: string; register: unknown } };
+    // A variable specifier: type-checking runs before the build, when dist/ does not exist yet.
+    const root = "openclaw-vercel-sandbox";
+    const entry = (await import(root)) as { default: { id: string; register: unknown } };
     expect(entry.default.id).toBe("vercel-sandbox");
     expect(typeof entry.default.register).toBe("function");
   });
