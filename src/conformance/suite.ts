@@ -3,6 +3,7 @@
 // real Vercel project with VERCEL_SANDBOX_LIVE=1. Fault-injection specs run only where the target can inject.
 import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sandboxNameOf } from "../provider/allocation.js";
 import type { EnrollmentContext, VercelSandboxProvider, VercelSandboxProviderOptions } from "../provider/index.js";
 import { BOOTSTRAP_TOKEN, enrollingOptions, operationId, SETUP_CODE } from "./fixtures.js";
 
@@ -23,8 +24,6 @@ export interface ConformanceTarget {
   secretToken?: string;
   close(): Promise<void>;
 }
-
-const nameOf = (leaseId: string) => `openclaw-${leaseId.replace(/^vsb_/, "")}`;
 
 export function defineConformanceSuite(label: string, makeTarget: () => Promise<ConformanceTarget>): void {
   describe(`WorkerProvider conformance: ${label}`, () => {
@@ -50,7 +49,7 @@ export function defineConformanceSuite(label: string, makeTarget: () => Promise<
       return { op, lease };
     }
     const exists = async (leaseId: string) =>
-      (await target.sandboxes()).filter((s) => s.name === nameOf(leaseId)).length;
+      (await target.sandboxes()).filter((s) => s.name === sandboxNameOf(leaseId)).length;
 
     it("resolves the same allocation for the same operation, without any request", async () => {
       const op = operationId();
@@ -129,14 +128,14 @@ export function defineConformanceSuite(label: string, makeTarget: () => Promise<
         status: "active",
         sharedHost: false,
       });
-      await target.stopSandbox(nameOf(lease.leaseId));
+      await target.stopSandbox(sandboxNameOf(lease.leaseId));
       const before = target.requestCount?.();
       expect(await provider.inspect({ leaseId: lease.leaseId, profile: target.profile })).toEqual({
         status: "dormant",
       });
       if (before !== undefined) expect(target.requestCount?.()).toBe(before + 1);
       await provider.renew(lease.leaseId);
-      const after = (await target.sandboxes()).find((s) => s.name === nameOf(lease.leaseId));
+      const after = (await target.sandboxes()).find((s) => s.name === sandboxNameOf(lease.leaseId));
       expect(after?.status).toBe("stopped");
     });
 
@@ -195,7 +194,7 @@ export function defineConformanceSuite(label: string, makeTarget: () => Promise<
       const options = await provider.listMachineOptions?.(target.profile);
       expect(options?.filter((o) => o.default)).toHaveLength(1);
       const { lease } = await provisionFresh(provider, enrollingOptions({ machineClass: "vcpu-4" }));
-      const sandbox = (await target.sandboxes()).find((s) => s.name === nameOf(lease.leaseId));
+      const sandbox = (await target.sandboxes()).find((s) => s.name === sandboxNameOf(lease.leaseId));
       if (sandbox?.vcpus !== undefined) expect(sandbox.vcpus).toBe(4);
     });
 

@@ -30,16 +30,21 @@ export class AllocationError extends Error {
   override readonly name = "AllocationError";
 }
 
+/** The scope a lease and its tags use when neither the profile nor the plugin names one. */
+export function effectiveScope(scope: string | undefined): string {
+  return scope ?? DEFAULT_SCOPE;
+}
+
 export function allocate(scope: string | undefined, operationId: string): Allocation {
   if (!OPERATION_PATTERN.test(operationId)) {
     throw new AllocationError("operation id must look like provision:v2:<64 hex>; refusing to derive a lease from it");
   }
-  const effectiveScope = scope ?? DEFAULT_SCOPE;
-  const hex = sha256("openclaw:vercel-sandbox-lease:v1", effectiveScope, operationId).slice(0, 24);
+  const scopeName = effectiveScope(scope);
+  const hex = sha256("openclaw:vercel-sandbox-lease:v1", scopeName, operationId).slice(0, 24);
   return {
     leaseId: `${LEASE_PREFIX}${hex}`,
     sandboxName: `${NAME_PREFIX}${hex}`,
-    scope: effectiveScope,
+    scope: scopeName,
     operationTag: operationId.slice("provision:v2:".length, "provision:v2:".length + 16),
   };
 }

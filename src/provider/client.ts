@@ -9,7 +9,7 @@ import * as defaultSdk from "@vercel/sandbox";
 import pRetry from "p-retry";
 import { type Credentials, defaultSecretResolver, resolveCredentials, type SecretResolver } from "./credentials.js";
 import type { ProfileSettings } from "./settings.js";
-import { classify, VercelApiError } from "./vercel-errors.js";
+import { classify, isFailure } from "./vercel-errors.js";
 
 type Fetch = typeof globalThis.fetch;
 export type SandboxSdk = Pick<typeof defaultSdk, "Sandbox" | "Snapshot">;
@@ -48,6 +48,16 @@ function refusingResume(base: Fetch): Fetch {
       : base(input, init);
 }
 
+/** Vercel answering "no such thing" is a result here, not a failure. */
+async function unlessAbsent<T>(work: Promise<T>): Promise<T | undefined> {
+  try {
+    return await work;
+  } catch (error) {
+    if (isFailure(error, "not_found")) return undefined;
+    throw error;
+  }
+}
+
 /** Retries only failures that are transient, for operations that are safe to repeat. */
 function retrying<T>(operation: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
   return pRetry(
@@ -63,7 +73,7 @@ function retrying<T>(operation: string, signal: AbortSignal | undefined, run: ()
       minTimeout: 300,
       factor: 2,
       signal,
-      shouldRetry: ({ error }) => error instanceof VercelApiError && error.kind === "transient",
+      shouldRetry: ({ error }) => isFailure(error, "transient"),
     },
   );
 }
@@ -137,14 +147,11 @@ export class VercelProject {
 
   /** One lookup by name that never boots a session; `undefined` when Vercel says the name does not exist. */
   async find(name: string, signal?: AbortSignal): Promise<SandboxHandle | undefined> {
-    try {
-      return await retrying("get sandbox", signal, () =>
+    return unlessAbsent(
+      retrying("get sandbox", signal, () =>
         this.sdk.Sandbox.get(this.params({ name, signal }, refusingResume(this.fetch))),
-      );
-    } catch (error) {
-      if (error instanceof VercelApiError && error.kind === "not_found") return undefined;
-      throw error;
-    }
+      ),
+    );
   }
 
   /** Returns the sandbox with a running session, booting one if it is stopped. */
@@ -175,23 +182,17 @@ export class VercelProject {
   }
 
   async deleteSnapshot(snapshotId: string, signal?: AbortSignal): Promise<void> {
-    try {
-      await retrying("delete snapshot", signal, async () => {
+    await unlessAbsent(
+      retrying("delete snapshot", signal, async () => {
         const snapshot = await this.sdk.Snapshot.get(this.params({ snapshotId, signal }));
         await snapshot.delete({ signal });
-      });
-    } catch (error) {
-      if (!(error instanceof VercelApiError && error.kind === "not_found")) throw error;
-    }
+      }),
+    );
   }
 
   /** Deletes a sandbox (its running session ends with it); a missing sandbox counts as deleted. */
   async delete(sandbox: SandboxHandle, deleteOrphanSnapshots: boolean, signal?: AbortSignal): Promise<void> {
-    try {
-      await retrying("delete sandbox", signal, () => sandbox.delete({ deleteOrphanSnapshots, signal }));
-    } catch (error) {
-      if (!(error instanceof VercelApiError && error.kind === "not_found")) throw error;
-    }
+    await unlessAbsent(retrying("delete sandbox", signal, () => sandbox.delete({ deleteOrphanSnapshots, signal })));
   }
 
   /** Extends a running session on a handle from `find` (so a stopped session fails instead of waking). */

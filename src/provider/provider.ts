@@ -5,7 +5,15 @@
 import { setTimeout } from "node:timers/promises";
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { type Allocation, AllocationError, allocate, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
+import {
+  type Allocation,
+  AllocationError,
+  allocate,
+  effectiveScope,
+  leaseIdOf,
+  sandboxNameOf,
+  TAG_SCOPE,
+} from "./allocation.js";
 import { type SandboxHandle, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
 import { Keepalive } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
@@ -15,7 +23,7 @@ import { type RetainedSnapshots, releaseSandbox } from "./release.js";
 import { KeyedSerial } from "./serial.js";
 import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
 import type { MaintainContext, NodeEnrollment, ProviderLogger, ProvisionOptions } from "./types.js";
-import { VercelApiError } from "./vercel-errors.js";
+import { isFailure, VercelApiError } from "./vercel-errors.js";
 
 export const PROVIDER_ID = "vercel-sandbox";
 
@@ -123,7 +131,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       try {
         await project.extendTimeout(sandbox, shortfall);
       } catch (error) {
-        if (error instanceof VercelApiError && error.kind !== "transient") return false;
+        if (error instanceof VercelApiError && !isFailure(error, "transient")) return false;
         throw error;
       }
     }
@@ -142,7 +150,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       return sandbox;
     } catch (error) {
       // A replay, a concurrent provision or a create whose response was lost: adopt what exists by name.
-      const maybeCreated = error instanceof VercelApiError && ["conflict", "transient"].includes(error.kind);
+      const maybeCreated = isFailure(error, "conflict", "transient");
       if (!maybeCreated) throw error;
       const existing = await findSoon(project, allocation.sandboxName, signal);
       if (!existing) throw error;
@@ -302,7 +310,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
             return { status: "unknown" };
         }
       } catch (error) {
-        if (error instanceof VercelApiError && error.kind === "gone") return { status: "unknown" };
+        if (isFailure(error, "gone")) return { status: "unknown" };
         throw sanitized(error);
       }
     },
@@ -342,7 +350,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       for (const profile of context.profiles) {
         if (context.signal.aborted || budget === 0) return;
         const settings = settingsOf(profile);
-        const scope = settings.scope ?? options.scope ?? "default";
+        const scope = effectiveScope(settings.scope ?? options.scope);
         const project = await client.project(settings);
         for (const summary of await project.list({ [TAG_SCOPE]: scope }, context.signal)) {
           const leaseId = leaseIdOf(summary.name);

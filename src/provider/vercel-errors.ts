@@ -44,3 +44,7 @@ export function classify(error: unknown, operation: string): VercelApiError {
   else kind = "rejected";
   return new VercelApiError(kind, operation, status, code, detail);
 }
+
+export function isFailure(error: unknown, ...kinds: FailureKind[]): error is VercelApiError {
+  return error instanceof VercelApiError && kinds.includes(error.kind);
+}

@@ -6,12 +6,12 @@ import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plu
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { enrollingOptions, fakeEnrollment, operationId } from "../../src/conformance/fixtures.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { createVercelSandboxProvider, type VercelSandboxProviderOptions } from "../../src/provider/index.js";
 
 let api: LocalSandboxApi;
 let profile: WorkerProfile;
 const connection = () => ({ ...api.credentials, fetch: api.fetch });
-const nameOf = (leaseId: string) => `openclaw-${leaseId.slice(4)}`;
 const providers: Array<{ dispose(): Promise<void> }> = [];
 
 function makeProvider(options: Partial<VercelSandboxProviderOptions> = {}) {
@@ -56,13 +56,13 @@ describe("keepalive", () => {
     const extends_ = () => api.requests().filter((r) => r.path.endsWith("/extend-timeout") && r.status === 200);
     await waitFor(() => extends_().length >= 2, "two keepalive extensions");
 
-    await (await Sandbox.get({ ...connection(), name: nameOf(leaseId) })).stop();
+    await (await Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).stop();
     const afterStop = api.requests().length;
     await sleep(500);
     const since = api.requests().slice(afterStop);
-    expect(since.filter((r) => r.path.endsWith(nameOf(leaseId))).length).toBeLessThanOrEqual(1);
+    expect(since.filter((r) => r.path.endsWith(sandboxNameOf(leaseId))).length).toBeLessThanOrEqual(1);
     expect(since.filter((r) => r.path.endsWith("/extend-timeout"))).toEqual([]);
-    expect((await Sandbox.get({ ...connection(), name: nameOf(leaseId) })).status).toBe("stopped");
+    expect((await Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).status).toBe("stopped");
 
     await provider.destroy({ leaseId, profile });
     const afterDestroy = api.requests().length;
@@ -94,7 +94,7 @@ describe("failures", () => {
   it("inspect throws on an authorization failure instead of calling the lease unknown", async () => {
     const provider = makeProvider();
     const { leaseId } = await provider.provision(profile, operationId(), enrollingOptions());
-    api.faults.inject({ method: "GET", path: nameOf(leaseId), status: 401 });
+    api.faults.inject({ method: "GET", path: sandboxNameOf(leaseId), status: 401 });
     const error = await provider.inspect({ leaseId, profile }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(WorkerProviderError);
@@ -105,9 +105,9 @@ describe("failures", () => {
   it("a transient lookup failure that outlasts the SDK's own retries is retried", async () => {
     const provider = makeProvider();
     const { leaseId } = await provider.provision(profile, operationId(), enrollingOptions());
-    api.faults.inject({ method: "GET", path: nameOf(leaseId), status: 503, times: 3 });
+    api.faults.inject({ method: "GET", path: sandboxNameOf(leaseId), status: 503, times: 3 });
     expect(await provider.inspect({ leaseId, profile })).toMatchObject({ status: "active" });
-    const failed = api.requests().filter((r) => r.path.endsWith(nameOf(leaseId)) && r.status === 503);
+    const failed = api.requests().filter((r) => r.path.endsWith(sandboxNameOf(leaseId)) && r.status === 503);
     expect(failed).toHaveLength(3);
     await provider.destroy({ leaseId, profile });
   }, 30_000);
@@ -120,14 +120,14 @@ describe("failures", () => {
     });
     const op = operationId();
     const { leaseId } = await provider.resolveAllocation(profile, op);
-    api.faults.inject({ method: "DELETE", path: nameOf(leaseId), status: 403 });
+    api.faults.inject({ method: "DELETE", path: sandboxNameOf(leaseId), status: 403 });
     const error = await provider.provision(profile, op, enrollingOptions()).catch((e: unknown) => e);
     expect(WorkerProviderError.isCleanupIndeterminate(error)).toBe(true);
     expect((error as { leaseId: string }).leaseId).toBe(leaseId);
     expect(String((error as { provisionError: Error }).provisionError.message)).toContain("node never connected");
     // Core later calls destroy for the pending teardown; it proves absence once the API cooperates.
     await provider.destroy({ leaseId, profile });
-    await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).rejects.toThrow(/404/);
+    await expect(Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).rejects.toThrow(/404/);
   });
 });
 
@@ -148,7 +148,7 @@ describe("gateway shutdown", () => {
     };
     await expect(stopping.provision(profile, op, options)).rejects.toThrow("gateway is stopping");
     const { leaseId } = await stopping.resolveAllocation(profile, op);
-    await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).resolves.toBeTruthy();
+    await expect(Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).resolves.toBeTruthy();
 
     const restarted = makeProvider();
     const before = api.requests().filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes$/.test(r.path));
@@ -164,7 +164,7 @@ describe("snapshots", () => {
     let retained = new Set<string>();
     const provider = makeProvider({ retainedSnapshots: async () => retained });
     const { leaseId } = await provider.provision(profile, operationId(), enrollingOptions());
-    const sandbox = await Sandbox.get({ ...connection(), name: nameOf(leaseId) });
+    const sandbox = await Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) });
     const kept = await sandbox.snapshot();
     const dropped = await sandbox.snapshot();
     retained = new Set([kept.snapshotId]);
@@ -187,12 +187,12 @@ describe("maintenance", () => {
     await expect(
       provider.maintain?.({ profiles: [profile], signal: new AbortController().signal, assertCurrent: stale }),
     ).rejects.toThrow("configuration changed");
-    await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).resolves.toBeTruthy();
+    await expect(Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).resolves.toBeTruthy();
     await provider.maintain?.({
       profiles: [profile],
       signal: new AbortController().signal,
       assertCurrent: () => undefined,
     });
-    await expect(Sandbox.get({ ...connection(), name: nameOf(leaseId) })).rejects.toThrow(/404/);
+    await expect(Sandbox.get({ ...connection(), name: sandboxNameOf(leaseId) })).rejects.toThrow(/404/);
   });
 });
