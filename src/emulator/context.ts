@@ -1,11 +1,14 @@
 // What every endpoint handler receives: the parsed request and the emulator's shared state.
 import type { ChildProcess } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApiScope } from "./auth.js";
 import { HttpError, notFound } from "./http.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Registry, SandboxRecord, SessionRecord } from "./registry.js";
 
 export interface EmulatorState {
+  /** The token, team and project every request must match (auth.ts). */
+  scope: ApiScope;
   registry: Registry;
   lifecycle: Lifecycle;
   /** Directory of a Node >= 22.22.3 put first on every command's PATH. */

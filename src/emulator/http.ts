@@ -10,6 +10,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Extra keys of the `error` object, e.g. Vercel's `invalidToken: true`. */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = "HttpError";
@@ -63,7 +65,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 export function sendError(res: ServerResponse, error: unknown) {
   if (error instanceof HttpError) {
-    sendJson(res, error.status, { error: { code: error.code, message: error.message } }, error.headers);
+    sendJson(
+      res,
+      error.status,
+      { error: { code: error.code, message: error.message, ...error.details } },
+      error.headers,
+    );
     return;
   }
   const message = error instanceof Error ? error.message : String(error);

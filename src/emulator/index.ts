@@ -2,18 +2,20 @@
 // REST API the UNMODIFIED `@vercel/sandbox` SDK speaks, reached through the SDK's documented
 // `fetch` option (`api.fetch` rewrites https://vercel.com/api to the loopback URL and forwards
 // `init` untouched, keeping the SDK's own undici dispatcher). Sandboxes are real directory
-// trees and commands real processes, isolated per sandbox (see isolation.ts).
+// trees and commands real processes, isolated per sandbox (see isolation.ts). Every request needs
+// `api.credentials` (auth.ts): the token is random per instance unless `token` is given.
 import type { ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type ApiScope, tokenFrom } from "./auth.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
 import { Registry } from "./registry.js";
 import { createApiServer, listen, type RequestLogEntry } from "./server.js";
 
+export { EmulatorTokenError } from "./auth.js";
 export type { FaultRule, Faults } from "./faults.js";
 export { EmulatorIsolationError } from "./isolation.js";
 export type { RequestLogEntry } from "./server.js";
@@ -25,13 +27,18 @@ export interface LocalSandboxApiOptions {
   port?: number;
   /** Directory of a Node >= 22.22.3 put first on the sandbox PATH (default: this Node's, if new enough). */
   nodeBinDir?: string;
+  /**
+   * The bearer token every request must carry; default a random one per instance. At least 16
+   * printable characters, and not JWT-shaped (the SDK would rewrite it).
+   */
+  token?: string;
 }
 
 export interface LocalSandboxApi {
   url: string;
   /** Pass as the SDK's `fetch` option. */
   fetch: typeof globalThis.fetch;
-  /** Opaque (non-JWT) credentials to pass to every static SDK call. */
+  /** Opaque (non-JWT) credentials to pass to every static SDK call; requests without them are refused. */
   credentials: { token: string; teamId: string; projectId: string };
   requests(): RequestLogEntry[];
   faults: Faults;
@@ -43,6 +50,7 @@ const VERCEL_API = /^https:\/\/vercel\.com\/api/;
 
 export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
   assertIsolationAvailable();
+  const scope: ApiScope = { token: tokenFrom(options.token), teamId: "team_emulator", projectId: "prj_emulator" };
   const ownsDataDir = !options.dataDir;
   const dataDir = path.resolve(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), "vercel-sandbox-emulator-"))));
   await mkdir(path.join(dataDir, "sandboxes"), { recursive: true });
@@ -58,7 +66,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
   const lifecycle = new Lifecycle(registry, dataDir, track, nodeBinDir);
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
-  const server = createApiServer({ registry, lifecycle, nodeBinDir, track }, faults, log);
+  const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track }, faults, log);
   const port = await listen(server, options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
 
@@ -85,11 +93,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
       const target = typeof input === "string" || input instanceof URL ? String(input) : input.url;
       return globalThis.fetch(target.replace(VERCEL_API, url), init);
     }) as typeof globalThis.fetch,
-    credentials: {
-      token: `emu_${randomBytes(16).toString("hex")}`,
-      teamId: "team_emulator",
-      projectId: "prj_emulator",
-    },
+    credentials: { ...scope },
     requests: () => log.map((e) => ({ ...e })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
     close,

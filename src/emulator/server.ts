@@ -1,8 +1,10 @@
-// The HTTP server: routing, the request log (method, path, status, ms) that tests and benches
-// count round trips with, and fault injection, which sits in front of every handler. Handler
-// failures become JSON errors; nothing a client sends can crash the server.
+// The HTTP server: authentication (auth.ts) in front of everything, then fault injection, then
+// routing; the request log (method, path, status, ms) that tests and benches count round trips
+// with. The log never holds the query or headers, so no credential reaches it. Handler failures
+// become JSON errors; nothing a client sends can crash the server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { authorize } from "./auth.js";
 import type { EmulatorState } from "./context.js";
 import type { FaultRule, FaultTable } from "./faults.js";
 import { HttpError, sendError } from "./http.js";
@@ -75,6 +77,7 @@ export function createApiServer(state: EmulatorState, faults: FaultTable, log: R
     });
     void (async () => {
       try {
+        authorize(state.scope, req, url);
         const rule = faults.take(method, url.pathname);
         if (rule) {
           const outcome = await applyFault(rule, req, res);

@@ -76,14 +76,32 @@ describe("error answers", () => {
     expect((await raw(api, "GET", "/v9/unknown")).status).toBe(404);
     expect((await raw(api, "POST", "/v3/sandboxes", "{not json")).status).toBe(400);
     expect((await raw(api, "POST", "/v3/sandboxes", "[1,2]")).status).toBe(400);
-    expect((await raw(api, "POST", "/v3/sandboxes", JSON.stringify({ timeout: "soon" }))).status).toBe(400);
+    expect(
+      (
+        await raw(
+          api,
+          "POST",
+          "/v3/sandboxes",
+          JSON.stringify({ projectId: api.credentials.projectId, timeout: "soon" }),
+        )
+      ).status,
+    ).toBe(400);
     const sandbox = await Sandbox.create(connect(api));
     const sid = sandbox.currentSession().sessionId;
     expect((await raw(api, "POST", `/v2/sandboxes/sessions/${sid}/cmd`, JSON.stringify({ command: 42 }))).status).toBe(
       400,
     );
     expect((await raw(api, "POST", `/v2/sandboxes/sessions/${sid}/fs/write`, "not gzip")).status).toBe(400);
-    expect((await raw(api, "POST", "/v3/sandboxes", JSON.stringify({ name: sandbox.name }))).status).toBe(409);
+    expect(
+      (
+        await raw(
+          api,
+          "POST",
+          "/v3/sandboxes",
+          JSON.stringify({ projectId: api.credentials.projectId, name: sandbox.name }),
+        )
+      ).status,
+    ).toBe(409);
     await sandbox.stop();
     const stopped = await raw(api, "POST", `/v2/sandboxes/sessions/${sid}/cmd`, JSON.stringify({ command: "true" }));
     expect(stopped.status).toBe(410);

@@ -29,14 +29,26 @@ export function connect(api: LocalSandboxApi) {
   return { ...api.credentials, fetch: api.fetch };
 }
 
-/** Raw HTTP against the emulator, for status codes the SDK hides. */
-export async function raw(api: LocalSandboxApi, method: string, path: string, body?: string) {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${api.credentials.token}`, "content-type": "application/json" },
-    body,
-  });
+export interface RawOptions {
+  /** The Authorization header to send; default the emulator's bearer token, `null` sends none. */
+  authorization?: string | null;
+  /** The `teamId` query parameter; default the emulator's team, `null` sends none. */
+  teamId?: string | null;
+}
+
+/** Raw HTTP against the emulator, for status codes the SDK hides; authenticated as the SDK is unless told. */
+export async function raw(api: LocalSandboxApi, method: string, path: string, body?: string, options: RawOptions = {}) {
+  const url = new URL(path, api.url);
+  const teamId = options.teamId === undefined ? api.credentials.teamId : options.teamId;
+  if (teamId !== null) url.searchParams.set("teamId", teamId);
+  const authorization = options.authorization === undefined ? `Bearer ${api.credentials.token}` : options.authorization;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (authorization !== null) headers.authorization = authorization;
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
-  const json = (text ? JSON.parse(text) : {}) as { error?: { code?: string; message?: string } };
-  return { status: res.status, json };
+  const json = (text ? JSON.parse(text) : {}) as {
+    error?: { code?: string; message?: string; [key: string]: unknown };
+    [key: string]: unknown;
+  };
+  return { status: res.status, json, text };
 }
