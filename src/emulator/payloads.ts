@@ -89,6 +89,7 @@ export function sandboxPayload(sb: SandboxRecord, session: SessionRecord | undef
     name: sb.name,
     persistent: sb.persistent,
     region: sb.region,
+    failoverRegions: sb.failoverRegions,
     vcpus: sb.vcpus,
     memory: sb.vcpus * MEMORY_PER_VCPU,
     runtime: sb.runtime,
@@ -109,12 +110,17 @@ export function sandboxPayload(sb: SandboxRecord, session: SessionRecord | undef
   });
 }
 
+/** An expired snapshot is gone on Vercel as a deleted one is, so it reports `deleted` too. */
+export function snapshotStatus(s: SnapshotRecord, now = Date.now()): SnapshotRecord["status"] {
+  return s.status === "created" && s.expiresAt !== undefined && s.expiresAt <= now ? "deleted" : s.status;
+}
+
 export function snapshotPayload(s: SnapshotRecord): Json {
   return compact({
     id: s.id,
     sourceSessionId: s.sourceSessionId,
     region: s.region,
-    status: s.status,
+    status: snapshotStatus(s),
     sizeBytes: s.sizeBytes,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,

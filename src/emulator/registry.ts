@@ -13,6 +13,8 @@ export interface SandboxRecord {
   projectId: string;
   persistent: boolean;
   region: string;
+  /** Ordered; never contains `region` or a duplicate (regions.ts). */
+  failoverRegions?: string[];
   runtime?: string;
   image?: string;
   vcpus: number;
@@ -89,8 +91,30 @@ export class Registry {
   readonly sandboxes = new Map<string, SandboxRecord>();
   readonly sessions = new Map<string, SessionRecord>();
   readonly snapshots = new Map<string, SnapshotRecord>();
+  /** Per sandbox name, the tail of the chain of create/delete/fork calls holding that name. */
+  private readonly nameLocks = new Map<string, Promise<void>>();
 
-  /** A snapshot that still exists: deleted and expired ones count as gone. */
+  /**
+   * Runs `fn` after every earlier holder of `name` has finished, so a create never interleaves
+   * with a delete of the same name (whose late `rm` would otherwise wipe the new sandbox). The
+   * lock is taken synchronously, in call order.
+   */
+  async withName<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.nameLocks.get(name) ?? Promise.resolve();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => held);
+    this.nameLocks.set(name, tail);
+    try {
+      await previous;
+      return await fn();
+    } finally {
+      release();
+      if (this.nameLocks.get(name) === tail) this.nameLocks.delete(name);
+    }
+  }
+
+  /** A snapshot that still exists: deleted and expired ones count as gone (they still list, see snapshots.ts). */
   liveSnapshot(id: string | undefined): SnapshotRecord | undefined {
     if (!id) return undefined;
     const snap = this.snapshots.get(id);

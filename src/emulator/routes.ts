@@ -1,5 +1,6 @@
 // The endpoint table. Order matters: `/v2/sandboxes/{name}` would swallow the fixed segments
-// `sessions` and `snapshots` (and `snapshots/{id}` would swallow `tree`), so fixed paths come first.
+// `sessions`, `snapshots` and `drives` (and `snapshots/{id}` would swallow `tree`), so fixed
+// paths come first. Those three are also refused as sandbox names (sandbox-settings.ts).
 import { commandLogs, getCommand, killCommand, makeDirectory, readFile, runCommand, writeFiles } from "./commands.js";
 import type { Handler } from "./context.js";
 import { createSandbox, deleteSandbox, forkSandbox, getSandbox, listSandboxes, updateSandbox } from "./sandboxes.js";
@@ -7,12 +8,12 @@ import {
   extendTimeout,
   getSession,
   listSessions,
-  openInteractive,
   snapshotSession,
   stopSession,
   updateNetworkPolicy,
 } from "./sessions.js";
 import { deleteSnapshot, getSnapshot, listSnapshots, snapshotTree } from "./snapshots.js";
+import { drivesUnsupported, interactiveUnsupported } from "./unsupported.js";
 
 interface Route {
   method: string;
@@ -33,7 +34,7 @@ const table: Array<[string, string, Handler]> = [
   ["POST", `${SESSION}/extend-timeout`, extendTimeout],
   ["POST", `${SESSION}/network-policy`, updateNetworkPolicy],
   ["POST", `${SESSION}/snapshot`, snapshotSession],
-  ["POST", `${SESSION}/interactive`, openInteractive],
+  ["POST", `${SESSION}/interactive`, interactiveUnsupported],
   ["POST", `${SESSION}/cmd`, runCommand],
   ["GET", `${SESSION}/cmd/${P}`, getCommand],
   ["GET", `${SESSION}/cmd/${P}/logs`, commandLogs],
@@ -45,6 +46,10 @@ const table: Array<[string, string, Handler]> = [
   ["GET", "/v2/sandboxes/snapshots/tree", snapshotTree],
   ["GET", `/v2/sandboxes/snapshots/${P}`, getSnapshot],
   ["DELETE", `/v2/sandboxes/snapshots/${P}`, deleteSnapshot],
+  ["GET", "/v2/sandboxes/drives", drivesUnsupported],
+  ["POST", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
+  ["GET", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
+  ["DELETE", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
   ["GET", `/v2/sandboxes/${P}`, getSandbox],
   ["PATCH", `/v2/sandboxes/${P}`, updateSandbox],
   ["DELETE", `/v2/sandboxes/${P}`, deleteSandbox],

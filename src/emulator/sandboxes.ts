@@ -1,13 +1,29 @@
 // Sandbox endpoints S1–S6 (create on /v3 and the legacy /v2 runtime path, get with and
 // without resume, list with filters and cursors, patch, delete, fork). Every body is validated
-// before any side effect, so a bad request is a 400 and the SDK's POST retries never double-create.
+// before any side effect (sandbox-settings.ts), so a bad request is a 400 and the SDK's POST
+// retries never double-create. Create, fork and delete hold their sandbox name (Registry.withName),
+// and every incarnation of a name gets a directory of its own, so a delete racing a create of the
+// same name cannot wipe the new sandbox; a create whose boot fails releases the name and its files.
+import { randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { assertProject } from "./auth.js";
 import type { Ctx } from "./context.js";
 import { sandboxOr404 } from "./context.js";
 import { badRequest, field, HttpError, notFound, readJson, sendJson } from "./http.js";
 import { imageRef, routesOf, sandboxPayload, sessionPayload } from "./payloads.js";
 import { newId, paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
+import {
+  nameOf,
+  policyOf,
+  portsOf,
+  refuseMounts,
+  regionsOf,
+  type SandboxSettings,
+  settingsOf,
+  tagsOf,
+  vcpusOf,
+} from "./sandbox-settings.js";
 
-const DEFAULT_TIMEOUT = 5 * 60 * 1000;
 const DEFAULT_IMAGE = "vercel/sandbox/universal:latest";
 
 export function sandboxAndSession(ctx: Ctx, sandbox: SandboxRecord, session: SessionRecord, resumed?: boolean) {
@@ -20,51 +36,7 @@ export function sandboxAndSession(ctx: Ctx, sandbox: SandboxRecord, session: Ses
   sendJson(ctx.res, 200, body);
 }
 
-function policyOf(body: Record<string, unknown>): Record<string, unknown> | undefined {
-  const p = body.networkPolicy;
-  if (p === undefined || p === null) return undefined;
-  if (p === "allow-all" || p === "deny-all") return { mode: p };
-  if (typeof p !== "object" || Array.isArray(p)) throw badRequest("`networkPolicy` must be an object");
-  return p as Record<string, unknown>;
-}
-
-function portsOf(body: Record<string, unknown>): number[] | undefined {
-  const v = body.ports;
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length > 15 || v.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
-    throw badRequest("`ports` must be at most 15 port numbers");
-  }
-  return v as number[];
-}
-
-function tagsOf(body: Record<string, unknown>): Record<string, string> | undefined {
-  const tags = field.stringRecord(body, "tags");
-  if (tags && Object.keys(tags).length > 5) throw badRequest("At most 5 tags are allowed");
-  return tags;
-}
-
-function vcpusOf(body: Record<string, unknown>): number | undefined {
-  const resources = field.object(body, "resources");
-  return resources ? field.number(resources, "vcpus") : undefined;
-}
-
-/** The settings shared by create and fork, validated; `base` supplies fork's inherited values. */
-function settingsOf(body: Record<string, unknown>, base?: SandboxRecord) {
-  return {
-    persistent: field.boolean(body, "persistent") ?? base?.persistent ?? true,
-    region: field.string(body, "region") ?? base?.region ?? "iad1",
-    vcpus: vcpusOf(body) ?? base?.vcpus ?? 2,
-    timeout: field.number(body, "timeout") ?? base?.timeout ?? DEFAULT_TIMEOUT,
-    ports: portsOf(body) ?? base?.ports ?? [],
-    env: field.stringRecord(body, "env") ?? base?.env ?? {},
-    tags: tagsOf(body) ?? base?.tags,
-    networkPolicy: policyOf(body) ?? base?.networkPolicy ?? { mode: "allow-all" },
-    snapshotExpiration: field.number(body, "snapshotExpiration") ?? base?.snapshotExpiration,
-    keepLastSnapshots: field.object(body, "keepLastSnapshots") ?? base?.keepLastSnapshots,
-  };
-}
-
-function newSandbox(ctx: Ctx, name: string, projectId: string, settings: ReturnType<typeof settingsOf>): SandboxRecord {
+function newSandbox(ctx: Ctx, name: string, projectId: string, settings: SandboxSettings): SandboxRecord {
   const now = Date.now();
   return {
     name,
@@ -74,18 +46,30 @@ function newSandbox(ctx: Ctx, name: string, projectId: string, settings: ReturnT
     updatedAt: now,
     statusUpdatedAt: now,
     currentSessionId: "",
-    dir: ctx.lifecycle.sandboxDir(name),
+    // One directory per incarnation: a late cleanup of an earlier sandbox of this name never hits it.
+    dir: `${ctx.lifecycle.sandboxDir(name)}~${randomBytes(6).toString("hex")}`,
   };
 }
 
-function claimName(ctx: Ctx, body: Record<string, unknown>): string {
-  const name = field.string(body, "name") ?? newId("sandbox").toLowerCase().replace("_", "-");
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) throw badRequest(`Invalid sandbox name: ${name}`);
+function assertNameFree(ctx: Ctx, name: string): void {
   if (ctx.registry.sandboxes.has(name))
     throw new HttpError(409, "sandbox_already_exists", `Sandbox ${name} already exists`);
-  return name;
 }
 
+const generatedName = () => newId("sandbox").toLowerCase().replace("_", "-");
+
+/** Undoes a create whose boot failed: the name is free again and nothing of it stays behind. */
+async function releaseFailed(ctx: Ctx, sandbox: SandboxRecord): Promise<void> {
+  if (ctx.registry.sandboxes.get(sandbox.name) === sandbox) ctx.registry.sandboxes.delete(sandbox.name);
+  const session = ctx.registry.sessions.get(sandbox.currentSessionId);
+  if (session?.sandboxName === sandbox.name) {
+    await ctx.lifecycle.stop(session).catch(() => {});
+    ctx.registry.sessions.delete(session.id);
+  }
+  await rm(sandbox.dir, { recursive: true, force: true });
+}
+
+/** Call with the name held: registers the sandbox, fills its layer and boots its first session. */
 async function bootNew(
   ctx: Ctx,
   sandbox: SandboxRecord,
@@ -93,15 +77,30 @@ async function bootNew(
   copyLayerOf?: SandboxRecord,
 ) {
   ctx.registry.sandboxes.set(sandbox.name, sandbox);
-  if (copyLayerOf) await ctx.lifecycle.copyLayer(copyLayerOf, sandbox);
-  else await ctx.lifecycle.resetLayers(sandbox, fromSnapshot);
-  const session = await ctx.lifecycle.boot(sandbox, fromSnapshot);
+  let session: SessionRecord;
+  try {
+    if (copyLayerOf) await ctx.lifecycle.copyLayer(copyLayerOf, sandbox);
+    else await ctx.lifecycle.resetLayers(sandbox, fromSnapshot);
+    session = await ctx.lifecycle.boot(sandbox, fromSnapshot);
+  } catch (error) {
+    await releaseFailed(ctx, sandbox);
+    if (error instanceof HttpError) throw error;
+    // A 4xx, not a 5xx: the SDK retries 5xx, and this boot would fail the same way again.
+    throw new HttpError(
+      422,
+      "sandbox_boot_failed",
+      `Could not prepare the sandbox's filesystem: ${(error as Error).message}`,
+    );
+  }
   sandboxAndSession(ctx, sandbox, session);
 }
 
 /** S1: POST /v3/sandboxes, or /v2/sandboxes when `runtime` is set. */
 export async function createSandbox(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
+  const projectId = field.string(body, "projectId");
+  if (!projectId) throw badRequest("`projectId` is required");
+  assertProject(ctx.scope, projectId);
   const settings = settingsOf(body);
   const runtime = field.string(body, "runtime");
   const image = field.string(body, "image");
@@ -119,12 +118,15 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
       );
     }
   }
-  const name = claimName(ctx, body);
-  const sandbox = newSandbox(ctx, name, field.string(body, "projectId") ?? "", settings);
-  if (runtime) sandbox.runtime = runtime;
-  else if (!fromSnapshot) sandbox.image = imageRef(image ?? DEFAULT_IMAGE);
-  sandbox.baseSnapshotId = fromSnapshot;
-  await bootNew(ctx, sandbox, fromSnapshot);
+  const name = nameOf(body, generatedName);
+  await ctx.registry.withName(name, async () => {
+    assertNameFree(ctx, name);
+    const sandbox = newSandbox(ctx, name, projectId, settings);
+    if (runtime) sandbox.runtime = runtime;
+    else if (!fromSnapshot) sandbox.image = imageRef(image ?? DEFAULT_IMAGE);
+    sandbox.baseSnapshotId = fromSnapshot;
+    await bootNew(ctx, sandbox, fromSnapshot);
+  });
 }
 
 /** S6: POST /v2/sandboxes/{source}/fork: from the source's current snapshot, else its current files. */
@@ -132,13 +134,16 @@ export async function forkSandbox(ctx: Ctx): Promise<void> {
   const source = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
   const settings = settingsOf(body, source);
-  const name = claimName(ctx, body);
-  const sandbox = newSandbox(ctx, name, source.projectId, settings);
-  sandbox.runtime = source.runtime;
-  sandbox.image = source.image;
-  const snap = ctx.registry.liveSnapshot(source.currentSnapshotId);
-  sandbox.baseSnapshotId = snap?.id ?? source.baseSnapshotId;
-  await bootNew(ctx, sandbox, snap?.id, snap ? undefined : source);
+  const name = nameOf(body, generatedName);
+  await ctx.registry.withName(name, async () => {
+    assertNameFree(ctx, name);
+    const sandbox = newSandbox(ctx, name, source.projectId, settings);
+    sandbox.runtime = source.runtime;
+    sandbox.image = source.image;
+    const snap = ctx.registry.liveSnapshot(source.currentSnapshotId);
+    sandbox.baseSnapshotId = snap?.id ?? source.baseSnapshotId;
+    await bootNew(ctx, sandbox, snap?.id, snap ? undefined : source);
+  });
 }
 
 /** S2: GET /v2/sandboxes/{name}[?resume=true]. */
@@ -185,6 +190,8 @@ export async function listSandboxes(ctx: Ctx): Promise<void> {
 export async function updateSandbox(ctx: Ctx): Promise<void> {
   const sandbox = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
+  refuseMounts(body);
+  const regions = regionsOf(body, sandbox);
   const ports = portsOf(body);
   const policy = policyOf(body);
   const tags = tagsOf(body);
@@ -192,7 +199,6 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   const timeout = field.number(body, "timeout");
   const persistent = field.boolean(body, "persistent");
   const snapshotExpiration = field.number(body, "snapshotExpiration");
-  const region = field.string(body, "region");
   const restore = field.string(body, "currentSnapshotId");
   if (restore && !ctx.registry.liveSnapshot(restore))
     throw new HttpError(404, "snapshot_not_found", `Snapshot ${restore} was not found`);
@@ -204,7 +210,8 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   if (timeout !== undefined) sandbox.timeout = timeout;
   if (persistent !== undefined) sandbox.persistent = persistent;
   if (snapshotExpiration !== undefined) sandbox.snapshotExpiration = snapshotExpiration;
-  if (region) sandbox.region = region;
+  sandbox.region = regions.region;
+  sandbox.failoverRegions = regions.failoverRegions;
   if (restore) {
     sandbox.currentSnapshotId = restore;
     sandbox.pendingRestore = restore;
@@ -218,9 +225,14 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   sendJson(ctx.res, 200, out);
 }
 
-/** S5: DELETE /v2/sandboxes/{name}[?deleteOrphanSnapshots=true]. */
+/** S5: DELETE /v2/sandboxes/{name}[?deleteOrphanSnapshots=true]; holds the name until the files are gone. */
 export async function deleteSandbox(ctx: Ctx): Promise<void> {
-  const sandbox = sandboxOr404(ctx, ctx.params[0]);
-  await ctx.lifecycle.deleteSandbox(sandbox, ctx.url.searchParams.get("deleteOrphanSnapshots") === "true");
-  sendJson(ctx.res, 200, { sandbox: sandboxPayload(sandbox, ctx.registry.sessions.get(sandbox.currentSessionId)) });
+  const name = ctx.params[0] ?? "";
+  await ctx.registry.withName(name, async () => {
+    const sandbox = sandboxOr404(ctx, name);
+    await ctx.lifecycle.deleteSandbox(sandbox, ctx.url.searchParams.get("deleteOrphanSnapshots") === "true");
+    sendJson(ctx.res, 200, {
+      sandbox: sandboxPayload(sandbox, ctx.registry.sessions.get(sandbox.currentSessionId)),
+    });
+  });
 }

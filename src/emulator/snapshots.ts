@@ -1,5 +1,7 @@
-// Snapshot endpoints P1–P4. Deleted or expired snapshots answer 404 on get and drop out of
-// lists; the tree's paginator sends `pagination.next` back as the next `snapshotId`.
+// Snapshot endpoints P1–P4. As on Vercel, a deleted (or expired) snapshot stays visible: it
+// lists and gets with `status: "deleted"` (the provider's retention relies on that status), while
+// creating or restoring from it answers `snapshot_not_found`. Deleting it again is a no-op 200.
+// The tree walks only live snapshots; its paginator sends `pagination.next` back as `snapshotId`.
 import type { Ctx } from "./context.js";
 import { notFound, sendJson } from "./http.js";
 import { snapshotPayload } from "./payloads.js";
@@ -9,12 +11,12 @@ function live(ctx: Ctx): SnapshotRecord[] {
   return [...ctx.registry.snapshots.values()].filter((s) => ctx.registry.liveSnapshot(s.id));
 }
 
-/** P1: GET /v2/sandboxes/snapshots?name=… */
+/** P1: GET /v2/sandboxes/snapshots?name=…, deleted ones included. */
 export async function listSnapshots(ctx: Ctx): Promise<void> {
   const q = ctx.url.searchParams;
   const name = q.get("name");
   const items = sortBy(
-    live(ctx).filter((s) => !name || s.sandboxName === name),
+    [...ctx.registry.snapshots.values()].filter((s) => !name || s.sandboxName === name),
     (s) => s.createdAt,
     q.get("sortOrder"),
   );
@@ -50,17 +52,20 @@ export async function snapshotTree(ctx: Ctx): Promise<void> {
   sendJson(ctx.res, 200, body);
 }
 
-/** P3: GET /v2/sandboxes/snapshots/{id}. */
-export async function getSnapshot(ctx: Ctx): Promise<void> {
-  const snap = ctx.registry.liveSnapshot(ctx.params[0]);
-  if (!snap) throw notFound(`Snapshot ${ctx.params[0]}`);
-  sendJson(ctx.res, 200, { snapshot: snapshotPayload(snap) });
+function knownSnapshot(ctx: Ctx, id: string | undefined): SnapshotRecord {
+  const snap = id === undefined ? undefined : ctx.registry.snapshots.get(id);
+  if (!snap) throw notFound(`Snapshot ${id}`);
+  return snap;
 }
 
-/** P4: DELETE /v2/sandboxes/snapshots/{id}. */
+/** P3: GET /v2/sandboxes/snapshots/{id}, deleted ones included. */
+export async function getSnapshot(ctx: Ctx): Promise<void> {
+  sendJson(ctx.res, 200, { snapshot: snapshotPayload(knownSnapshot(ctx, ctx.params[0])) });
+}
+
+/** P4: DELETE /v2/sandboxes/snapshots/{id}; an expired snapshot's files are removed now. */
 export async function deleteSnapshot(ctx: Ctx): Promise<void> {
-  const snap = ctx.registry.liveSnapshot(ctx.params[0]);
-  if (!snap) throw notFound(`Snapshot ${ctx.params[0]}`);
-  await ctx.lifecycle.deleteSnapshot(snap);
+  const snap = knownSnapshot(ctx, ctx.params[0]);
+  if (snap.status === "created") await ctx.lifecycle.deleteSnapshot(snap);
   sendJson(ctx.res, 200, { snapshot: snapshotPayload(snap) });
 }

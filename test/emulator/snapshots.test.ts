@@ -39,9 +39,14 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
     expect(listed.map((s: { id: string }) => s.id).sort()).toEqual([forever.snapshotId, hour.snapshotId].sort());
     await forever.delete();
-    const error = await Snapshot.get({ ...connect(api), snapshotId: forever.snapshotId }).catch((e) => e);
+    expect((await Snapshot.get({ ...connect(api), snapshotId: forever.snapshotId })).status).toBe("deleted");
+    const error = await Sandbox.create({
+      ...connect(api),
+      source: { type: "snapshot", snapshotId: forever.snapshotId },
+    }).catch((e) => e);
     expect(error).toBeInstanceOf(APIError);
     expect(error.response.status).toBe(404);
+    expect(error.json.error.code).toBe("snapshot_not_found");
     await sandbox.delete({ deleteOrphanSnapshots: true });
   });
 
@@ -59,8 +64,8 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     const first = await sandbox.snapshot();
     const second = await sandbox.snapshot();
     const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
-    expect(listed.map((s: { id: string }) => s.id)).toEqual([second.snapshotId]);
-    expect(first.snapshotId).not.toBe(second.snapshotId);
+    const statusById = Object.fromEntries(listed.map((s: { id: string; status: string }) => [s.id, s.status]));
+    expect(statusById).toEqual({ [first.snapshotId]: "deleted", [second.snapshotId]: "created" });
     await sandbox.delete({ deleteOrphanSnapshots: true });
   });
 

@@ -1,0 +1,83 @@
+// The settings a create, fork or patch body carries, read and validated before any side effect so
+// a bad request is a 400 and never a half-made sandbox. Pure: bodies in, values out.
+import { badRequest, field } from "./http.js";
+import { checkedRegions } from "./regions.js";
+import type { SandboxRecord } from "./registry.js";
+
+const DEFAULT_TIMEOUT = 5 * 60 * 1000;
+const DEFAULT_REGION = "iad1";
+/** `/v2/sandboxes/<these>` are fixed API paths, so a sandbox of that name could never be read back. */
+const RESERVED_NAMES = new Set(["sessions", "snapshots", "drives"]);
+
+type Body = Record<string, unknown>;
+
+export function policyOf(body: Body): Record<string, unknown> | undefined {
+  const p = body.networkPolicy;
+  if (p === undefined || p === null) return undefined;
+  if (p === "allow-all" || p === "deny-all") return { mode: p };
+  if (typeof p !== "object" || Array.isArray(p)) throw badRequest("`networkPolicy` must be an object");
+  return p as Record<string, unknown>;
+}
+
+export function portsOf(body: Body): number[] | undefined {
+  const v = body.ports;
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length > 15 || v.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+    throw badRequest("`ports` must be at most 15 port numbers");
+  }
+  return v as number[];
+}
+
+export function tagsOf(body: Body): Record<string, string> | undefined {
+  const tags = field.stringRecord(body, "tags");
+  if (tags && Object.keys(tags).length > 5) throw badRequest("At most 5 tags are allowed");
+  return tags;
+}
+
+export function vcpusOf(body: Body): number | undefined {
+  const resources = field.object(body, "resources");
+  return resources ? field.number(resources, "vcpus") : undefined;
+}
+
+/** Drives are not emulated (see unsupported.ts): a mount would silently be missing, so refuse it. */
+export function refuseMounts(body: Body): void {
+  const mounts = field.object(body, "mounts");
+  if (mounts && Object.keys(mounts).length > 0) {
+    throw badRequest("`mounts` needs drives, which the local emulator does not support");
+  }
+}
+
+/** The region pair after applying a body to `current` (create: none); conflicting pairs are a 400. */
+export function regionsOf(body: Body, current?: Pick<SandboxRecord, "region" | "failoverRegions">) {
+  return checkedRegions({
+    region: field.string(body, "region") ?? current?.region ?? DEFAULT_REGION,
+    failoverRegions: field.stringArray(body, "failoverRegions") ?? current?.failoverRegions,
+  });
+}
+
+/** The settings shared by create and fork, validated; `base` supplies fork's inherited values. */
+export function settingsOf(body: Body, base?: SandboxRecord) {
+  refuseMounts(body);
+  return {
+    persistent: field.boolean(body, "persistent") ?? base?.persistent ?? true,
+    ...regionsOf(body, base),
+    vcpus: vcpusOf(body) ?? base?.vcpus ?? 2,
+    timeout: field.number(body, "timeout") ?? base?.timeout ?? DEFAULT_TIMEOUT,
+    ports: portsOf(body) ?? base?.ports ?? [],
+    env: field.stringRecord(body, "env") ?? base?.env ?? {},
+    tags: tagsOf(body) ?? base?.tags,
+    networkPolicy: policyOf(body) ?? base?.networkPolicy ?? { mode: "allow-all" },
+    snapshotExpiration: field.number(body, "snapshotExpiration") ?? base?.snapshotExpiration,
+    keepLastSnapshots: field.object(body, "keepLastSnapshots") ?? base?.keepLastSnapshots,
+  };
+}
+
+export type SandboxSettings = ReturnType<typeof settingsOf>;
+
+/** A valid, non-reserved sandbox name (the body's, or a generated one). */
+export function nameOf(body: Body, generated: () => string): string {
+  const name = field.string(body, "name") ?? generated();
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) throw badRequest(`Invalid sandbox name: ${name}`);
+  if (RESERVED_NAMES.has(name)) throw badRequest(`\`${name}\` is reserved by the API's own paths; choose another name`);
+  return name;
+}

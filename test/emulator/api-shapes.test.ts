@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import { regionConflict } from "../../src/emulator/regions.js";
+import { connect, raw, SDKS, useEmulator } from "./harness.js";
+
+const emulator = useEmulator();
+
+describe.each(SDKS)("Vercel's answers with SDK %s", (version, { Sandbox, Snapshot, APIError }) => {
+  const tag = version.replace(/\W/g, "");
+
+  it("a deleted snapshot still lists and gets, with status deleted; deleting it again is a no-op", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create(connect(api));
+    const kept = await sandbox.snapshot();
+    const gone = await Snapshot.get({ ...connect(api), snapshotId: (await sandbox.snapshot()).snapshotId });
+    await gone.delete();
+    expect(gone.status).toBe("deleted");
+    expect((await Snapshot.get({ ...connect(api), snapshotId: gone.snapshotId })).status).toBe("deleted");
+    const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
+    const statusById = Object.fromEntries(listed.map((s: { id: string; status: string }) => [s.id, s.status]));
+    expect(statusById).toEqual({ [kept.snapshotId]: "created", [gone.snapshotId]: "deleted" });
+    await gone.delete();
+    expect((await Snapshot.get({ ...connect(api), snapshotId: gone.snapshotId })).status).toBe("deleted");
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+  });
+
+  it("failoverRegions are stored, echoed by create, get and list, inherited by fork and cleared by []", async () => {
+    const api = emulator();
+    const name = `failover-${tag}`;
+    const sandbox = await Sandbox.create({ ...connect(api), name, region: "sfo1", failoverRegions: ["iad1", "cdg1"] });
+    expect(sandbox.region).toBe("sfo1");
+    expect(sandbox.failoverRegions).toEqual(["iad1", "cdg1"]);
+    expect((await Sandbox.get({ ...connect(api), name })).failoverRegions).toEqual(["iad1", "cdg1"]);
+    const listed = await (await Sandbox.list({ ...connect(api), namePrefix: name })).toArray();
+    expect(listed.map((s) => s.failoverRegions)).toEqual([["iad1", "cdg1"]]);
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: name });
+    expect(fork.failoverRegions).toEqual(["iad1", "cdg1"]);
+    await sandbox.update({ failoverRegions: [] });
+    expect((await Sandbox.get({ ...connect(api), name })).failoverRegions).toEqual([]);
+    await fork.delete();
+    await sandbox.delete();
+  });
+
+  it("conflicting region settings answer 400 and create nothing", async () => {
+    const api = emulator();
+    const name = `conflict-${tag}`;
+    for (const regions of [
+      { region: "iad1", failoverRegions: ["sfo1", "iad1"] },
+      { region: "sfo1", failoverRegions: ["cdg1", "cdg1"] },
+    ]) {
+      const error = await Sandbox.create({ ...connect(api), name, ...regions }).catch((e) => e);
+      expect(error).toBeInstanceOf(APIError);
+      expect(error.response.status).toBe(400);
+      expect(error.json.error.code).toBe("bad_request");
+    }
+    expect((await Sandbox.get({ ...connect(api), name }).catch((e) => e)).response.status).toBe(404);
+    const sandbox = await Sandbox.create({ ...connect(api), name, region: "iad1", failoverRegions: ["sfo1"] });
+    const patch = await sandbox.update({ region: "sfo1" }).catch((e) => e);
+    expect(patch).toBeInstanceOf(APIError);
+    expect(patch.response.status).toBe(400);
+    const after = await Sandbox.get({ ...connect(api), name });
+    expect([after.region, after.failoverRegions]).toEqual(["iad1", ["sfo1"]]);
+    await sandbox.delete();
+  });
+
+  it("openInteractive answers an honest 422 instead of a URL nobody can connect to, without resuming", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create(connect(api));
+    const running = await sandbox.openInteractive().catch((e) => e);
+    expect(running).toBeInstanceOf(APIError);
+    expect(running.response.status).toBe(422);
+    expect(running.json.error.code).toBe("interactive_not_supported");
+    await sandbox.stop();
+    const stopped = await sandbox.openInteractive().catch((e) => e);
+    expect(stopped.json.error.code).toBe("interactive_not_supported");
+    expect((await Sandbox.get({ ...connect(api), name: sandbox.name })).status).toBe("stopped");
+    await sandbox.delete();
+  });
+});
+
+describe("drive routes (SDK latest)", () => {
+  const { Drive, Sandbox, APIError } = SDKS[1]![1];
+
+  it("Drive.list and Drive.getOrCreate answer Vercel's 404 not_found naming drives", async () => {
+    const api = emulator();
+    for (const call of [() => Drive.list(connect(api)), () => Drive.getOrCreate({ ...connect(api), name: "data" })]) {
+      const error = await call().catch((e) => e);
+      expect(error).toBeInstanceOf(APIError);
+      expect(error.response.status).toBe(404);
+      expect(error.json.error.code).toBe("not_found");
+      expect(error.json.error.message).toContain("Drives are not available");
+    }
+    const del = await raw(api, "DELETE", `/v2/sandboxes/drives/data?projectId=${api.credentials.projectId}`);
+    expect(del.json.error?.message).toContain("Drives are not available");
+  });
+
+  it("`drives` is never read as a sandbox name, and mounts are refused", async () => {
+    const api = emulator();
+    const named = await Sandbox.create({ ...connect(api), name: "drives" }).catch((e) => e);
+    expect(named).toBeInstanceOf(APIError);
+    expect(named.response.status).toBe(400);
+    const mounted = await Sandbox.create({
+      ...connect(api),
+      name: "mounted",
+      mounts: { "/data": { drive: "data", mode: "read-write" } },
+    } as never).catch((e) => e);
+    expect(mounted).toBeInstanceOf(APIError);
+    expect(mounted.response.status).toBe(400);
+    expect((await Sandbox.get({ ...connect(api), name: "mounted" }).catch((e) => e)).response.status).toBe(404);
+    const listed = await raw(api, "GET", "/v2/sandboxes/drives");
+    expect(listed.json.error?.message).toContain("Drives are not available");
+  });
+});
+
+describe("region conflicts (pure)", () => {
+  it.each([
+    { region: "iad1" },
+    { region: "iad1", failoverRegions: [] },
+    { region: "iad1", failoverRegions: ["sfo1", "cdg1"] },
+  ])("%j is consistent", (settings) => {
+    expect(regionConflict(settings)).toBeUndefined();
+  });
+
+  it.each([
+    [{ region: "iad1", failoverRegions: ["iad1"] }, "primary region"],
+    [{ region: "iad1", failoverRegions: ["sfo1", "sfo1"] }, "more than once"],
+    [{ region: "" }, "must not be empty"],
+    [{ region: "iad1", failoverRegions: [" "] }, "empty region"],
+  ])("%j conflicts: %s", (settings, problem) => {
+    expect(regionConflict(settings)).toContain(problem);
+  });
+});
