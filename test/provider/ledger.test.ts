@@ -1,18 +1,33 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+// The lease ledger on real files. Where a test needs to see the order of file operations or make one fail,
+// it wraps node:fs/promises (the real calls still run).
+import * as fs from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LeaseLedger } from "../../src/provider/ledger.js";
+import { LeaseLedger, type LedgerFs } from "../../src/provider/ledger.js";
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function stateDir() {
+  const dir = await mkdtemp(join(tmpdir(), "ledger-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const ledgerFile = (dir: string) => join(dir, "vercel-sandbox", "leases.json");
+
+function recordingLogger() {
+  const warnings: string[] = [];
+  return { warnings, logger: { warn: (m: string) => warnings.push(m) } };
+}
 
 describe("lease ledger", () => {
-  const dirs: string[] = [];
-  afterEach(async () => {
-    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-  });
-
   it("remembers tombstones across instances in a private file", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "ledger-"));
-    dirs.push(dir);
+    const dir = await stateDir();
     const first = LeaseLedger.inDirectory(dir);
     await first.bury("vsb_1", "openclaw-1", 1000);
     await first.markAbsent("vsb_1", 2000);
@@ -23,7 +38,7 @@ describe("lease ledger", () => {
       provenAbsentAt: 2000,
     });
     expect(await second.tombstone("vsb_2")).toBeUndefined();
-    const file = join(dir, "vercel-sandbox", "leases.json");
+    const file = ledgerFile(dir);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(file, "utf8")).version).toBe(1);
   });
@@ -34,5 +49,105 @@ describe("lease ledger", () => {
     await ledger.bury("vsb_1", "openclaw-1", 2);
     expect((await ledger.tombstone("vsb_1"))?.destroyedAt).toBe(1);
     expect(await ledger.all()).toHaveLength(1);
+  });
+
+  it.each([
+    ["not JSON", "{ tombstones: "],
+    ["another shape", JSON.stringify({ version: 7, leases: [] })],
+    ["null", "null"],
+  ])("a damaged file (%s) is reported once, moved aside and rebuilt", async (_what, body) => {
+    const dir = await stateDir();
+    await mkdir(join(dir, "vercel-sandbox"), { recursive: true });
+    await writeFile(ledgerFile(dir), body);
+    const { warnings, logger } = recordingLogger();
+    const ledger = LeaseLedger.inDirectory(dir, { logger });
+
+    expect(await ledger.tombstone("vsb_1")).toBeUndefined();
+    await ledger.bury("vsb_1", "openclaw-1", 5);
+    expect(await ledger.tombstone("vsb_2")).toBeUndefined();
+
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("damaged");
+    const files = await readdir(join(dir, "vercel-sandbox"));
+    const aside = files.filter((f) => /^leases\.json\.corrupt-[0-9]+$/.test(f));
+    expect(aside).toHaveLength(1);
+    expect(await readFile(join(dir, "vercel-sandbox", aside[0]!), "utf8")).toBe(body);
+    expect(JSON.parse(await readFile(ledgerFile(dir), "utf8")).tombstones.vsb_1.sandboxName).toBe("openclaw-1");
+  });
+
+  it("a ledger path that cannot be read as a file is moved aside too, and writes still land", async () => {
+    const dir = await stateDir();
+    await mkdir(ledgerFile(dir), { recursive: true });
+    const { warnings, logger } = recordingLogger();
+    const ledger = LeaseLedger.inDirectory(dir, { logger });
+    await ledger.bury("vsb_1", "openclaw-1", 5);
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(await readFile(ledgerFile(dir), "utf8")).tombstones.vsb_1.destroyedAt).toBe(5);
+  });
+
+  it("a failed write is logged, and the next write stores every tombstone", async () => {
+    const dir = await stateDir();
+    let failRenames = 1;
+    const flaky: LedgerFs = {
+      ...fs,
+      rename: async (from, to) => {
+        if (failRenames-- > 0) throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
+        return fs.rename(from, to);
+      },
+    };
+    const { warnings, logger } = recordingLogger();
+    const ledger = LeaseLedger.inDirectory(dir, { logger, fs: flaky });
+    await ledger.bury("vsb_1", "openclaw-1", 1);
+    expect(warnings.join()).toContain("disk full");
+    await ledger.bury("vsb_2", "openclaw-2", 2);
+    const onDisk = JSON.parse(await readFile(ledgerFile(dir), "utf8")).tombstones;
+    expect(Object.keys(onDisk).sort()).toEqual(["vsb_1", "vsb_2"]);
+    expect((await readdir(join(dir, "vercel-sandbox"))).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("flushes the new file to disk before renaming it into place, then the directory", async () => {
+    const dir = await stateDir();
+    const events: string[] = [];
+    const observed: LedgerFs = {
+      ...fs,
+      open: (async (path: string, flags?: string, mode?: number) => {
+        const handle = await fs.open(path, flags, mode);
+        const sync = handle.sync.bind(handle);
+        handle.sync = async () => {
+          events.push(`sync ${path.endsWith(".tmp") ? "temp" : path === join(dir, "vercel-sandbox") ? "dir" : path}`);
+          return sync();
+        };
+        return handle;
+      }) as LedgerFs["open"],
+      rename: async (from, to) => {
+        events.push(
+          `rename ${String(from).endsWith(".tmp") ? "temp" : from} -> ${to === ledgerFile(dir) ? "ledger" : to}`,
+        );
+        return fs.rename(from, to);
+      },
+    };
+    await LeaseLedger.inDirectory(dir, { fs: observed }).bury("vsb_1", "openclaw-1", 1);
+    expect(events).toEqual(["sync temp", "rename temp -> ledger", "sync dir"]);
+  });
+
+  it("two instances on one file keep each other's tombstones", async () => {
+    const dir = await stateDir();
+    const a = LeaseLedger.inDirectory(dir);
+    const b = LeaseLedger.inDirectory(dir);
+    // Both have read the (empty) file before either writes, as two providers started together would.
+    expect(await a.tombstone("vsb_x")).toBeUndefined();
+    expect(await b.tombstone("vsb_x")).toBeUndefined();
+    await a.bury("vsb_a1", "openclaw-a1", 1);
+    await b.bury("vsb_b1", "openclaw-b1", 2);
+    await Promise.all([a.bury("vsb_a2", "openclaw-a2", 3), b.bury("vsb_b2", "openclaw-b2", 4)]);
+    await b.markAbsent("vsb_b1", 5);
+    await a.markAbsent("vsb_a1", 6);
+    const fresh = LeaseLedger.inDirectory(dir);
+    expect(Object.fromEntries(await fresh.all())).toEqual({
+      vsb_a1: { sandboxName: "openclaw-a1", destroyedAt: 1, provenAbsentAt: 6 },
+      vsb_b1: { sandboxName: "openclaw-b1", destroyedAt: 2, provenAbsentAt: 5 },
+      vsb_a2: { sandboxName: "openclaw-a2", destroyedAt: 3 },
+      vsb_b2: { sandboxName: "openclaw-b2", destroyedAt: 4 },
+    });
   });
 });
