@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
 export const LEASE_PREFIX = "vsb_";
 const NAME_PREFIX = "openclaw-";
 const LEASE_PATTERN = /^vsb_([0-9a-f]{24})$/;
-/** The legacy `provision:<hex>` form is refused, as OpenClaw's own providers do. */
-const OPERATION_PATTERN = /^provision:v2:[0-9a-f]{64}$/;
+/** What OpenClaw 2026.9.2 mints. Only the tag uses it; any other id is hashed, so a new format still works. */
+const V2_OPERATION = /^provision:v2:([0-9a-f]{16})[0-9a-f]{48}$/;
 const DEFAULT_SCOPE = "default";
 
 export const TAG_SCOPE = "openclaw-scope";
@@ -35,9 +35,13 @@ export function effectiveScope(scope: string | undefined): string {
   return scope ?? DEFAULT_SCOPE;
 }
 
+/**
+ * The lease of an operation: a hash of the scope and the whole operation id, whatever its format. The hash
+ * input is unchanged since the first release, so sandboxes created then are still adopted on replay.
+ */
 export function allocate(scope: string | undefined, operationId: string): Allocation {
-  if (!OPERATION_PATTERN.test(operationId)) {
-    throw new AllocationError("operation id must look like provision:v2:<64 hex>; refusing to derive a lease from it");
+  if (typeof operationId !== "string" || operationId.length === 0) {
+    throw new AllocationError("operation id is empty; refusing to derive a lease from it");
   }
   const scopeName = effectiveScope(scope);
   const hex = sha256("openclaw:vercel-sandbox-lease:v1", scopeName, operationId).slice(0, 24);
@@ -45,8 +49,13 @@ export function allocate(scope: string | undefined, operationId: string): Alloca
     leaseId: `${LEASE_PREFIX}${hex}`,
     sandboxName: `${NAME_PREFIX}${hex}`,
     scope: scopeName,
-    operationTag: operationId.slice("provision:v2:".length, "provision:v2:".length + 16),
+    operationTag: operationTagOf(operationId),
   };
+}
+
+/** A v2 id's own first 16 hex digits (greppable in the gateway's records); a hash prefix for any other id. */
+function operationTagOf(operationId: string): string {
+  return V2_OPERATION.exec(operationId)?.[1] ?? sha256("openclaw:vercel-sandbox-op:v1", operationId).slice(0, 16);
 }
 
 /** The sandbox a lease names; throws on anything that is not one of our lease ids. */

@@ -26,12 +26,31 @@ describe("allocation", () => {
     expect(leaseIdOf("someone-elses-sandbox")).toBeUndefined();
   });
 
-  it.each(["provision:abc", `provision:${"a".repeat(64)}`, "", `provision:v2:${"g".repeat(64)}`])(
-    "refuses operation id %j",
+  it("keeps the lease id and sandbox name of today's operation ids (existing sandboxes are still adopted)", () => {
+    // Pinned from the release that accepted only provision:v2 ids; changing the hash input would orphan them.
+    expect(allocate("gw-golden", `provision:v2:${"0123456789abcdef".repeat(4)}`)).toEqual({
+      leaseId: "vsb_ef8f00a7fd65c6b0667329c7",
+      sandboxName: "openclaw-ef8f00a7fd65c6b0667329c7",
+      scope: "gw-golden",
+      operationTag: "0123456789abcdef",
+    });
+  });
+
+  it.each(["provision:abc", `provision:${"a".repeat(64)}`, `provision:v2:${"g".repeat(64)}`, "provision:v3:x/ y", "é"])(
+    "derives a lease from any other operation id too (%j), with a hashed tag",
     (operationId) => {
-      expect(() => allocate("gw", operationId)).toThrow(AllocationError);
+      const allocation = allocate("gw", operationId);
+      expect(allocation.leaseId).toMatch(/^vsb_[0-9a-f]{24}$/);
+      expect(allocation).toEqual(allocate("gw", operationId));
+      expect(allocation.leaseId).not.toBe(allocate("gw", `${operationId}.`).leaseId);
+      expect(allocation.operationTag).toMatch(/^[0-9a-f]{16}$/);
+      expect(operationId).not.toContain(allocation.operationTag);
     },
   );
+
+  it("refuses an empty operation id", () => {
+    expect(() => allocate("gw", "")).toThrow(AllocationError);
+  });
 
   it.each(["cbx_123", "vsb_xyz", `vsb_${"a".repeat(25)}`, ""])("refuses foreign lease id %j", (leaseId) => {
     expect(() => sandboxNameOf(leaseId)).toThrow(AllocationError);
