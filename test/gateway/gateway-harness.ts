@@ -1,8 +1,8 @@
 // Real-gateway test harness: runs the installed `openclaw@2026.9.2` CLI and gateway on this Node (≥ 22.22.3)
 // against a fresh, fully isolated state directory, with the packed plugin installed as a user would install it.
 // This class assembles the single-purpose parts beside it and keeps the rules that span them:
-// - Every child process is spawned through one ChildProcesses (own process group, tracked by PID) and killed in
-//   dispose().
+// - Every child process is spawned through one ChildProcesses (own process group, environment-tagged) and
+//   ended with everything it started when it exits or times out; dispose() ends whatever is still running.
 // - Everything lives under one temp run dir (removed in dispose()); the only files outside it are the
 //   gateway's hard-coded lock coordinators in /tmp/openclaw-state-locks-<uid>, which dispose() removes too,
 //   and the npm download cache under <repo>/.cache, which only speeds up later runs.
@@ -180,10 +180,13 @@ export class GatewayHarness implements cli.CommandRunner {
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
-    await this.stopGateway();
-    await this.#processes.terminateAll();
-    await removeLockCoordinators(this.stateDir);
-    await removeRunDir(this.runDir);
+    try {
+      await this.stopGateway();
+    } finally {
+      await this.#processes.terminateAll();
+      await removeLockCoordinators(this.stateDir);
+      await removeRunDir(this.runDir);
+    }
   }
 
   #assertLive(): void {

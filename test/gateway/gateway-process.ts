@@ -63,9 +63,9 @@ export class GatewayProcess {
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     let exited: string | undefined;
+    // It stays tracked after exiting: stop() (or the harness's dispose) still ends whatever it started.
     child.on("exit", (code, signal) => {
       exited = `gateway exited ${code ?? signal}`;
-      this.#processes.forget(child);
     });
     const timeoutMs = options.timeoutMs ?? 90_000;
     const deadline = started + timeoutMs;

@@ -1,8 +1,10 @@
-// Every child process the harness starts: spawned here in its own process group, tracked by PID, and
-// terminated by group (only processes started here, never by name), so dispose() can leave nothing behind.
+// Every child process the harness starts: spawned here detached (own session and process group) with an
+// environment tag, and ended with everything it started (see process-trees.ts) on success, failure and timeout,
+// only processes found that way, never by name. If the test process dies first, process-guard.ts ends them.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { sleep } from "./wait.js";
+import { guard, release } from "./process-guard.js";
+import { ProcessTree } from "./process-trees.js";
 
 export interface RunResult {
   code: number | null;
@@ -24,8 +26,11 @@ export interface SpawnOptions {
   env: Record<string, string | undefined>;
 }
 
+/** How long a tree gets between SIGTERM and SIGKILL unless the caller says otherwise. */
+const DEFAULT_GRACE_MS = 5_000;
+
 export class ChildProcesses {
-  #children = new Set<ChildProcess>();
+  readonly #trees = new Map<ChildProcess, ProcessTree>();
   readonly #redact: (text: string) => string;
 
   /** `redact` is applied to the output run() returns: nothing a child prints leaves unredacted. */
@@ -33,26 +38,37 @@ export class ChildProcesses {
     this.#redact = redact;
   }
 
-  /** Spawns a tracked child, detached so that it leads its own process group, with stdout/stderr piped. */
+  /**
+   * Spawns a tracked child, detached so that it leads its own process group, with stdout/stderr piped. It stays
+   * tracked until terminate() (or terminateAll()) has ended it and everything it started.
+   */
   spawn(command: string, args: string[], { cwd, env }: SpawnOptions): ChildProcess {
+    const tree = new ProcessTree();
+    const owner = guard(tree);
+    const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
     const child = spawn(command, args, {
       cwd,
-      env: Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+      env: { ...Object.fromEntries(defined), ...owner, ...tree.environment },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    this.#children.add(child);
+    if (child.pid !== undefined) tree.adopt(child.pid);
+    this.#trees.set(child, tree);
     return child;
   }
 
-  /** Stops tracking a child that has ended (its owner decides which event means that). */
-  forget(child: ChildProcess): void {
-    this.#children.delete(child);
-  }
-
-  /** Spawns a tracked child and collects its (redacted) output; killed once timeoutMs has passed. */
-  run(command: string, args: string[], options: SpawnOptions & { timeoutMs: number }): Promise<RunResult> {
+  /**
+   * Spawns a tracked child and collects its (redacted) output. Once the child exits, or timeoutMs passes, its
+   * whole tree is ended (SIGTERM, then SIGKILL after graceMs) before the result is returned: nothing it started
+   * outlives the call.
+   */
+  async run(
+    command: string,
+    args: string[],
+    options: SpawnOptions & { timeoutMs: number; graceMs?: number },
+  ): Promise<RunResult> {
     const started = performance.now();
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     const child = this.spawn(command, args, options);
     let stdout = "";
     let stderr = "";
@@ -62,58 +78,50 @@ export class ChildProcesses {
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
     });
-    return new Promise((resolve, reject) => {
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        void this.terminate(child);
-      }, options.timeoutMs);
-      child.on("error", (error) => {
-        clearTimeout(timer);
-        this.forget(child);
-        reject(error);
+    const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+        child.once("error", reject);
+        child.once("exit", (code, signal) => resolve({ code, signal }));
+        timer = setTimeout(() => {
+          timedOut = true;
+          this.terminate(child, graceMs).catch(reject);
+        }, options.timeoutMs);
       });
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        this.forget(child);
-        resolve({
-          code,
-          signal,
-          stdout: this.#redact(stdout),
-          stderr: this.#redact(stderr),
-          ms: Math.round(performance.now() - started),
-          timedOut,
-        });
-      });
-    });
+      // The child is gone; end whatever it left behind (which may hold its pipes open), then read to the end.
+      await this.terminate(child, graceMs);
+      await closed;
+      return {
+        ...exit,
+        stdout: this.#redact(stdout),
+        stderr: this.#redact(stderr),
+        ms: Math.round(performance.now() - started),
+        timedOut,
+      };
+    } finally {
+      clearTimeout(timer);
+      await this.terminate(child, graceMs);
+    }
   }
 
-  /** SIGTERM to the child's process group (only processes this harness started), SIGKILL after graceMs. */
-  async terminate(child: ChildProcess, graceMs = 5_000): Promise<void> {
-    const pid = child.pid;
-    if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    const signal = (sig: NodeJS.Signals) => {
-      try {
-        process.kill(-pid, sig);
-      } catch {
-        // No group (e.g. it already went): fall back to the child itself.
-        try {
-          process.kill(pid, sig);
-        } catch {
-          // already gone
-        }
-      }
-    };
-    signal("SIGTERM");
-    const timer = setTimeout(() => signal("SIGKILL"), graceMs);
-    await Promise.race([gone, sleep(graceMs + 5_000)]);
-    clearTimeout(timer);
-    this.forget(child);
+  /**
+   * Ends `child` and everything it started: SIGTERM to each of the tree's process groups (and members), SIGKILL
+   * after graceMs; resolves once nothing of it runs, throws if something survives SIGKILL.
+   */
+  async terminate(child: ChildProcess, graceMs = DEFAULT_GRACE_MS): Promise<void> {
+    const tree = this.#trees.get(child);
+    if (!tree) return;
+    await tree.end(graceMs);
+    this.#trees.delete(child);
+    release(tree);
   }
 
-  /** Terminates every child still tracked. */
-  async terminateAll(): Promise<void> {
-    await Promise.all([...this.#children].map((child) => this.terminate(child)));
+  /** Terminates every child still tracked, with everything they started. */
+  async terminateAll(graceMs = DEFAULT_GRACE_MS): Promise<void> {
+    const results = await Promise.allSettled([...this.#trees.keys()].map((child) => this.terminate(child, graceMs)));
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+    if (failed) throw failed.reason;
   }
 }
