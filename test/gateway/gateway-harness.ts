@@ -15,7 +15,7 @@ import path from "node:path";
 import * as cli from "./cli.js";
 import { type CallResult, describeFailure } from "./cli-output.js";
 import { initialConfig, readConfig, writeConfig, writePatchFile } from "./config.js";
-import { filesContaining } from "./files.js";
+import { type SecretScan, scanForSecret } from "./files.js";
 import { freePort } from "./free-port.js";
 import { GatewayProcess, type StartOptions } from "./gateway-process.js";
 import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
@@ -152,9 +152,12 @@ export class GatewayHarness implements cli.CommandRunner {
     return this.#gateway.logText();
   }
 
-  /** Files under the run dir (state, config, logs, tmp; tarballs skipped) whose bytes contain `needle`. */
-  filesContaining(needle: string): Promise<string[]> {
-    return filesContaining(this.runDir, needle);
+  /**
+   * Scans every file under the run dir (state, config, logs, tmp; tarballs and node_modules skipped) for
+   * `needle`: the files that contain it and how many were read. Throws on a file it cannot read.
+   */
+  scanForSecret(needle: string): Promise<SecretScan> {
+    return scanForSecret(this.runDir, needle);
   }
 
   /**
