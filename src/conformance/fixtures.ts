@@ -11,7 +11,12 @@ export function operationId(): string {
   return `provision:v2:${randomBytes(32).toString("hex")}`;
 }
 
-export function fakeEnrollment(deviceId = "device-conformance"): NodeEnrollment {
+/** A fresh device id, as a node that enrolled would report it: unique, so a spec can tell enrollments apart. */
+export function deviceIdOf(): string {
+  return `device-${randomBytes(8).toString("hex")}`;
+}
+
+export function fakeEnrollment(deviceId = deviceIdOf()): NodeEnrollment {
   return {
     nodeBootstrap: {
       url: `https://gateway.conformance.invalid/__openclaw__/worker-bootstrap/artifacts/${"0".repeat(64)}`,
@@ -30,16 +35,26 @@ export function fakeEnrollment(deviceId = "device-conformance"): NodeEnrollment 
   };
 }
 
-/** Provision options as the gateway passes them, with an observable enrollment. */
-export function enrollingOptions(extra: Partial<ProvisionOptions> = {}): ProvisionOptions & { begun: () => number } {
-  let begun = 0;
+export interface EnrollingOptions extends ProvisionOptions {
+  /** How many times the provider began node enrollment. */
+  begun(): number;
+  /** The enrollments handed to the provider, in order, each with the device id it will report. */
+  issued(): Array<{ enrollment: NodeEnrollment; deviceId: string }>;
+}
+
+/** Provision options as the gateway passes them, with an observable enrollment (a fresh device id each time). */
+export function enrollingOptions(extra: Partial<ProvisionOptions> = {}): EnrollingOptions {
+  const issued: Array<{ enrollment: NodeEnrollment; deviceId: string }> = [];
   return {
     executionMode: "worker-turn",
     beginNodeEnrollment: async () => {
-      begun += 1;
-      return fakeEnrollment();
+      const deviceId = deviceIdOf();
+      const enrollment = fakeEnrollment(deviceId);
+      issued.push({ enrollment, deviceId });
+      return enrollment;
     },
-    begun: () => begun,
+    begun: () => issued.length,
+    issued: () => [...issued],
     ...extra,
   };
 }
