@@ -1,15 +1,15 @@
 // Installing the plugin the way a user would: `npm pack` of the built repo, then
 // `openclaw plugins install npm-pack:<tgz>`, so the tests exercise the published package, not the source tree.
 
-import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { ensureBuilt } from "../setup/build.js";
 import { type CommandRunner, ocOk } from "./cli.js";
 import { parseCliJson } from "./cli-output.js";
 import { REPO_ROOT } from "./openclaw.js";
 import type { RunResult } from "./processes.js";
 
-/** `npm pack` of `dir` (by default the already built repo) into `packDir`; returns the tarball path. */
+/** `npm pack` of `dir` (the repo is built first if its build is stale) into `packDir`; returns the tarball path. */
 export async function packPlugin(
   runner: CommandRunner,
   packDir: string,
@@ -17,11 +17,9 @@ export async function packPlugin(
   timeoutMs: number,
 ): Promise<string> {
   await fs.mkdir(packDir, { recursive: true });
-  if (dir === REPO_ROOT && !existsSync(path.join(REPO_ROOT, "dist", "index.js"))) {
-    throw new Error("dist/index.js is missing: build the plugin first (`npm run build`; `npm test` does it)");
-  }
+  if (dir === REPO_ROOT) await ensureBuilt();
   // `npm` from PATH; the isolated environment puts this Node first so npm runs on it. Lifecycle scripts are
-  // off: the package is what the build already produced (dist/ is checked above).
+  // off: the package is what the build produced (brought up to date above).
   const result = await runner.run("npm", ["pack", "--json", "--pack-destination", packDir], {
     timeoutMs,
     cwd: dir,

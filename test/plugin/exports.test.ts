@@ -1,5 +1,9 @@
 // The public subpaths resolve by package name to the built files, with the names users are told to import.
-import { describe, expect, it } from "vitest";
+// The build is brought up to date first (ensureBuilt), so these specs never read a stale dist/.
+import { beforeAll, describe, expect, it } from "vitest";
+import { ensureBuilt } from "../setup/build.js";
+
+beforeAll(() => ensureBuilt(), 300_000);
 
 describe("package exports", () => {
   it.each([

@@ -1,14 +1,27 @@
 // The plugin as the gateway sees it before loading any code: manifest, package metadata and the built entry.
+// The build (which also writes the manifest) is brought up to date first, so these specs never read a stale one.
 import { existsSync, readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pluginConfigJsonSchema } from "../../src/config.js";
+import { ensureBuilt, staleness } from "../setup/build.js";
 
 const root = new URL("../../", import.meta.url);
 const json = (path: string) => JSON.parse(readFileSync(new URL(path, root), "utf8"));
 
 describe("plugin packaging", () => {
-  const manifest = json("openclaw.plugin.json");
-  const pkg = json("package.json");
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON documents, checked field by field below
+  let manifest: any;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON documents, checked field by field below
+  let pkg: any;
+  beforeAll(async () => {
+    await ensureBuilt();
+    manifest = json("openclaw.plugin.json");
+    pkg = json("package.json");
+  }, 300_000);
+
+  it("the build under test is newer than every source it is built from", () => {
+    expect(staleness()).toBeUndefined();
+  });
 
   it("the manifest declares the worker provider contract and the TypeBox-generated config schema", () => {
     expect(manifest.id).toBe("vercel-sandbox");
@@ -30,7 +43,7 @@ describe("plugin packaging", () => {
 
   it("the built entry imports WorkerProviderError from the host instead of bundling a copy", () => {
     const entry = new URL("dist/index.js", root);
-    expect(existsSync(entry), "run `npm run build` first").toBe(true);
+    expect(existsSync(entry), "ensureBuilt() built dist/").toBe(true);
     const built = ["dist/index.js", "dist/provider/index.js"]
       .map((p) => readFileSync(new URL(p, root), "utf8"))
       .join("\n");
