@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { messageOf, redact, registerSecret } from "../../src/provider/redact.js";
+import { forgetSecrets, knownSecretCount, messageOf, redact, registerSecret } from "../../src/provider/redact.js";
 
 describe("redaction", () => {
   it("masks every registered secret wherever it appears", () => {
@@ -16,9 +16,34 @@ describe("redaction", () => {
     expect(redact("setup_code=ABCDEF123")).not.toContain("ABCDEF123");
   });
 
-  it("keeps ordinary text and ignores secrets too short to mask safely", () => {
-    registerSecret("abc");
-    expect(redact("sandbox abc failed: 500")).toBe("sandbox abc failed: 500");
+  it("keeps ordinary text", () => {
+    expect(redact("sandbox openclaw-1 failed: 500")).toBe("sandbox openclaw-1 failed: 500");
+  });
+
+  it("masks a registered secret however short it is, without mangling other placeholders", () => {
+    registerSecret("q7");
+    registerSecret("long-secret-q7-value");
+    expect(redact("pin q7, key long-secret-q7-value")).toBe("pin [redacted], key [redacted]");
+  });
+
+  it("drops a lease's secrets when the lease ends, and keeps those another owner still uses", () => {
+    registerSecret("lease-a-bootstrap-token", "vsb_a");
+    registerSecret("shared-credential-token");
+    registerSecret("shared-credential-token", "vsb_a");
+    forgetSecrets("vsb_a");
+    expect(redact("lease-a-bootstrap-token")).toBe("lease-a-bootstrap-token");
+    expect(redact("shared-credential-token")).toBe("[redacted]");
+  });
+
+  it("keeps the registry bounded, dropping the least recently registered value first", () => {
+    registerSecret("credential-in-use-zz");
+    for (let i = 0; i < 1000; i += 1) {
+      registerSecret(`bootstrap-${i}-xxxxxxxx`, `vsb_${i}`);
+      if (i % 100 === 0) registerSecret("credential-in-use-zz");
+    }
+    expect(knownSecretCount()).toBeLessThanOrEqual(256);
+    expect(redact("bootstrap-999-xxxxxxxx credential-in-use-zz")).toBe("[redacted] [redacted]");
+    expect(redact("bootstrap-0-xxxxxxxx")).toBe("bootstrap-0-xxxxxxxx");
   });
 
   it("reads messages of errors and non-errors alike", () => {
