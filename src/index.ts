@@ -1,16 +1,44 @@
 // The OpenClaw plugin entry: registers the `vercel-sandbox` worker provider and the service that stops its
-// keepalives when the gateway stops. Registration is side-effect free (no timers, no requests): it also runs
-// in the gateway's read-only discovery modes.
+// keepalives (and the embedded emulator, if a profile started it) when the gateway stops. Registration is
+// side-effect free (no timers, no requests, no emulator): it also runs in the gateway's read-only discovery
+// modes.
 import { createHash } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
-import { createVercelSandboxProvider } from "./provider/index.js";
+import type { LocalSandboxApi } from "./emulator/index.js";
+import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
 
 function defaultScope(stateDir: string): string {
   return `gw-${createHash("sha256").update(stateDir).digest("hex").slice(0, 8)}`;
+}
+
+/**
+ * The emulator behind `backend: "embedded"` profiles: loaded and started on first use (a Vercel-backed
+ * gateway never imports it), shared by every later use, stopped by `close`. A failed start is not cached,
+ * so fixing the host (e.g. running as root) and retrying works without a gateway restart.
+ */
+function embeddedEmulator() {
+  let started: Promise<LocalSandboxApi> | undefined;
+  return {
+    async backend(): Promise<EmbeddedBackend> {
+      started ??= import("./emulator/index.js")
+        .then(({ startLocalSandboxApi }) => startLocalSandboxApi())
+        .catch((error: unknown) => {
+          started = undefined;
+          throw error;
+        });
+      const api = await started;
+      return { credentials: api.credentials, fetch: api.fetch };
+    },
+    async close(): Promise<void> {
+      const running = started;
+      started = undefined;
+      if (running) await (await running.catch(() => undefined))?.close();
+    },
+  };
 }
 
 export default definePluginEntry({
@@ -23,12 +51,21 @@ export default definePluginEntry({
       api.logger.warn("vercel-sandbox: plugin config is invalid; using defaults");
     }
     const stateDir = api.runtime.state.resolveStateDir(process.env);
+    const embedded = embeddedEmulator();
     const provider = createVercelSandboxProvider({
       logger: { info: (m) => api.logger.info(m), warn: (m) => api.logger.warn(m) },
       scope: config.scope ?? defaultScope(stateDir),
       stateDir,
+      embeddedBackend: () => embedded.backend(),
     });
     api.registerWorkerProvider(provider);
-    api.registerService({ id: "vercel-sandbox-keepalive", start() {}, stop: () => provider.dispose() });
+    api.registerService({
+      id: "vercel-sandbox-keepalive",
+      start() {},
+      stop: async () => {
+        await provider.dispose();
+        await embedded.close();
+      },
+    });
   },
 });

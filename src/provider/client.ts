@@ -2,12 +2,15 @@
 // `fetch` used by the SDK (the emulator or a custom API URL plugs in only through the SDK's documented
 // `fetch` option), retries of calls that are safe to repeat, and error classification.
 //
-// The SDK auto-resumes a stopped sandbox when a session-scoped call gets 410 (it calls
-// `GET /v2/sandboxes/{name}?resume=true`). Inspect and keepalive must never wake a sandbox, so the handles
-// they get are bound to a fetch that refuses any `resume=true` request: the SDK then fails instead of booting.
+// Inspect and keepalive must never wake a sandbox, so the handles they get are bound to a fetch that refuses
+// the SDK's auto-resume (see fetch.ts). The embedded backend is not started here: whoever hosts the provider
+// (the plugin entry) starts it and hands it over as an `embeddedBackend` factory, so this room never loads
+// the emulator.
 import * as defaultSdk from "@vercel/sandbox";
 import pRetry from "p-retry";
 import { type Credentials, defaultSecretResolver, resolveCredentials, type SecretResolver } from "./credentials.js";
+import { refusingResume, rewritingFetch } from "./fetch.js";
+import { registerSecret } from "./redact.js";
 import type { ProfileSettings } from "./settings.js";
 import { classify, isFailure } from "./vercel-errors.js";
 
@@ -15,6 +18,12 @@ type Fetch = typeof globalThis.fetch;
 export type SandboxSdk = Pick<typeof defaultSdk, "Sandbox" | "Snapshot">;
 export type SandboxHandle = defaultSdk.Sandbox;
 type CreateParams = Parameters<typeof defaultSdk.Sandbox.create>[0];
+
+/** A Vercel Sandbox API the host runs for `backend: "embedded"` profiles, e.g. the emulator. */
+export interface EmbeddedBackend {
+  credentials: Credentials;
+  fetch: Fetch;
+}
 
 export interface VercelClientOptions {
   /** The `@vercel/sandbox` module to use (tests run 3.2.1 and the latest 3.x). */
@@ -25,6 +34,11 @@ export interface VercelClientOptions {
   credentials?: Credentials;
   env?: NodeJS.ProcessEnv;
   resolveSecret?: SecretResolver;
+  /**
+   * Serves `backend: "embedded"` profiles; called on every use, so it should start its backend once and
+   * return the same one. The caller owns stopping it. Without it, embedded profiles are refused.
+   */
+  embeddedBackend?: () => Promise<EmbeddedBackend>;
 }
 
 export interface SandboxSummary {
@@ -33,21 +47,10 @@ export interface SandboxSummary {
   tags: Record<string, string>;
 }
 
-const RESUME_BLOCKED = JSON.stringify({
-  error: { code: "resume_blocked", message: "this call must not wake a stopped sandbox" },
-});
-
-function rewritingFetch(apiUrl: string, base: Fetch): Fetch {
-  return (input, init) => base(String(input).replace(/^https:\/\/vercel\.com\/api/, apiUrl), init);
+/** A profile asked for something this provider instance was not given. */
+export class BackendUnavailableError extends Error {
+  override readonly name = "BackendUnavailableError";
 }
-
-function refusingResume(base: Fetch): Fetch {
-  return (input, init) =>
-    /[?&]resume=true(&|$)/.test(String(input))
-      ? Promise.resolve(new Response(RESUME_BLOCKED, { status: 409, headers: { "content-type": "application/json" } }))
-      : base(input, init);
-}
-
 /** Vercel answering "no such thing" is a result here, not a failure. */
 async function unlessAbsent<T>(work: Promise<T>): Promise<T | undefined> {
   try {
@@ -87,15 +90,19 @@ export class VercelClient {
     this.sdk = options.sdk ?? defaultSdk;
     this.env = options.env ?? process.env;
     this.resolveSecret = options.resolveSecret ?? defaultSecretResolver(this.env);
+    registerSecret(options.credentials?.token);
   }
 
-  private embedded: Promise<EmbeddedBackend> | undefined;
-
-  /** Resolves credentials and transport for one profile. Reads the environment; makes no request. */
+  /** Resolves credentials and transport for one profile. Reads the environment; makes no Vercel request. */
   async project(settings: ProfileSettings): Promise<VercelProject> {
     if (settings.backend === "embedded") {
-      this.embedded ??= startEmbeddedBackend();
-      const backend = await this.embedded;
+      if (!this.options.embeddedBackend) {
+        throw new BackendUnavailableError(
+          'backend: "embedded" needs the plugin entry (or an embeddedBackend option); this provider has none',
+        );
+      }
+      const backend = await this.options.embeddedBackend();
+      registerSecret(backend.credentials.token);
       return new VercelProject(this.sdk, backend.credentials, backend.fetch);
     }
     const credentials =
@@ -104,25 +111,6 @@ export class VercelClient {
     const fetch = settings.apiUrl && !this.options.fetch ? rewritingFetch(settings.apiUrl, base) : base;
     return new VercelProject(this.sdk, credentials, fetch);
   }
-
-  /** Stops the embedded emulator, if a profile started one. */
-  async close(): Promise<void> {
-    const embedded = this.embedded;
-    this.embedded = undefined;
-    if (embedded) await (await embedded).close();
-  }
-}
-
-interface EmbeddedBackend {
-  credentials: Credentials;
-  fetch: Fetch;
-  close(): Promise<void>;
-}
-
-/** The emulator is loaded only when a profile asks for it, so a Vercel-backed gateway never imports it. */
-async function startEmbeddedBackend(): Promise<EmbeddedBackend> {
-  const { startLocalSandboxApi } = await import("../emulator/index.js");
-  return startLocalSandboxApi();
 }
 
 export class VercelProject {

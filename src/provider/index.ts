@@ -1,5 +1,5 @@
 // The door of the provider room: the factory the plugin registers, and the types tests and hosts need.
-export type { SandboxHandle, SandboxSdk, VercelClientOptions } from "./client.js";
+export type { EmbeddedBackend, SandboxHandle, SandboxSdk, VercelClientOptions } from "./client.js";
 export type { Credentials, SecretResolver } from "./credentials.js";
 export {
   createVercelSandboxProvider,

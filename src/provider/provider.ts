@@ -2,7 +2,7 @@
 // (pure), the Vercel client seam, release-with-proof, the lease ledger and the keepalive. Every failure is
 // mapped onto the contract: WorkerProviderError only before allocation or after proven release,
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
-import { setTimeout } from "node:timers/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import {
@@ -14,16 +14,22 @@ import {
   sandboxNameOf,
   TAG_SCOPE,
 } from "./allocation.js";
-import { type SandboxHandle, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
-import { Keepalive } from "./keepalive.js";
+import {
+  BackendUnavailableError,
+  type SandboxHandle,
+  VercelClient,
+  type VercelClientOptions,
+  type VercelProject,
+} from "./client.js";
+import { extensionMs, Keepalive, type TickOutcome } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
 import { createRequest, egressPolicy, gatewayHostOf, machineOptions, vcpusOfMachineClass } from "./policy.js";
-import { messageOf, registerSecret } from "./redact.js";
-import { type RetainedSnapshots, releaseSandbox } from "./release.js";
+import { forgetSecrets, messageOf, registerSecret } from "./redact.js";
+import { type AbsenceProof, DEFAULT_ABSENCE_PROOF, type RetainedSnapshots, releaseSandbox } from "./release.js";
 import { KeyedSerial } from "./serial.js";
 import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
 import type { MaintainContext, NodeEnrollment, ProviderLogger, ProvisionOptions } from "./types.js";
-import { isFailure, VercelApiError } from "./vercel-errors.js";
+import { isFailure } from "./vercel-errors.js";
 
 export const PROVIDER_ID = "vercel-sandbox";
 
@@ -50,12 +56,16 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   keepaliveIntervalMs?: number;
   /** Observes provision progress (tests, diagnostics). */
   onStep?: (step: ProvisionStep, leaseId: string) => void;
+  /** How long release keeps looking up a deleted sandbox until the API says it is gone; about 10 s by default. */
+  absenceProof?: AbsenceProof;
 }
 
 export type VercelSandboxProvider = WorkerProvider & {
   renew(leaseId: string): Promise<void>;
   /** Stops every keepalive; the plugin service calls it on gateway stop. */
   dispose(): Promise<void>;
+  /** Leases whose keepalive runs in this process (diagnostics). */
+  keepaliveLeases(): string[];
 };
 
 const CREATE_BUDGET_MS = 3 * 60_000;
@@ -63,8 +73,6 @@ const ENROLL_BUDGET_MS = 15 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const ADOPT_LOOKUPS = 8;
-/** Each keepalive tick tops the session back up to the profile timeout once it is at least this short. */
-const MIN_EXTENSION_MS = 1_000;
 
 const notYetEnrollable: NodeEnroller = async () => {
   throw new WorkerProviderError(
@@ -94,7 +102,8 @@ function sanitized(error: unknown): Error {
 export function createVercelSandboxProvider(options: VercelSandboxProviderOptions = {}): VercelSandboxProvider {
   const client = new VercelClient(options);
   const logger: ProviderLogger = options.logger ?? { warn: (message) => console.warn(message) };
-  const ledger = LeaseLedger.inDirectory(options.stateDir);
+  const ledger = LeaseLedger.inDirectory(options.stateDir, { logger });
+  const absenceProof = options.absenceProof ?? DEFAULT_ABSENCE_PROOF;
   const keepalive = new Keepalive(logger, options.keepaliveIntervalMs);
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
@@ -115,46 +124,69 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     }
   }
 
+  /** A profile's Vercel project; a backend this instance was not given is a permanent profile error. */
+  async function projectFor(settings: ProfileSettings): Promise<VercelProject> {
+    try {
+      return await client.project(settings);
+    } catch (error) {
+      if (error instanceof BackendUnavailableError) throw new WorkerProviderError(`vercel-sandbox: ${error.message}`);
+      throw error;
+    }
+  }
+
   function armKeepalive(leaseId: string, sandboxName: string, settings: ProfileSettings): void {
     knownSettings.set(leaseId, settings);
     keepalive.arm({ leaseId, timeoutMs: settings.timeoutMs, tick: () => extendIfRunning(sandboxName, settings) });
   }
 
-  /** Extends a running session back to the profile timeout; false (end keepalive) once it is not running. */
-  async function extendIfRunning(sandboxName: string, settings: ProfileSettings): Promise<boolean> {
-    const project = await client.project(settings);
+  /**
+   * Extends a running session (see `extensionMs`). Ends the keepalive once the sandbox is not running, or
+   * with a reason when Vercel refuses the extension for good (a rotated token, a plan's timeout limit).
+   */
+  async function extendIfRunning(sandboxName: string, settings: ProfileSettings): Promise<TickOutcome> {
+    const project = await projectFor(settings);
     const sandbox = await project.find(sandboxName);
-    if (sandbox?.status !== "running") return false;
-    const remaining = (sandbox.expiresAt?.getTime() ?? 0) - Date.now();
-    const shortfall = Math.round(settings.timeoutMs - remaining);
-    if (shortfall >= MIN_EXTENSION_MS) {
+    if (sandbox?.status !== "running") return { keep: false };
+    const interval = keepalive.intervalFor(settings.timeoutMs);
+    const ms = extensionMs(sandbox.expiresAt, Date.now(), settings.timeoutMs, interval);
+    if (ms > 0) {
       try {
-        await project.extendTimeout(sandbox, shortfall);
+        await project.extendTimeout(sandbox, ms);
       } catch (error) {
-        if (error instanceof VercelApiError && !isFailure(error, "transient")) return false;
-        throw error;
+        if (isFailure(error, "transient")) throw error;
+        return { keep: false, reason: messageOf(error) };
       }
     }
-    return true;
+    return { keep: true };
   }
 
+  /**
+   * Creates the lease's sandbox or adopts the one of its name. `claim.mayExist` records whether a sandbox of
+   * ours may now exist, so a failure from here on knows whether it has something to release.
+   */
   async function createOrAdopt(
     project: VercelProject,
     allocation: Allocation,
     request: ReturnType<typeof createRequest>,
+    claim: { mayExist: boolean },
     signal?: AbortSignal,
   ): Promise<SandboxHandle> {
     try {
       const sandbox = await project.create(request, signal);
+      claim.mayExist = true;
       step("allocated", allocation.leaseId);
       return sandbox;
     } catch (error) {
-      // A replay, a concurrent provision or a create whose response was lost: adopt what exists by name.
-      const maybeCreated = isFailure(error, "conflict", "transient");
+      // A replay, a concurrent provision, a create whose response was lost or one cut short by an abort:
+      // the sandbox may exist now, so adopt it by name.
+      const maybeCreated = isFailure(error, "conflict", "transient", "aborted") || signal?.aborted === true;
       if (!maybeCreated) throw error;
+      claim.mayExist = true;
       const existing = await findSoon(project, allocation.sandboxName, signal);
       if (!existing) throw error;
       if (existing.tags?.[TAG_SCOPE] !== allocation.scope) {
+        // Someone else's sandbox: never release it.
+        claim.mayExist = false;
         throw new WorkerProviderError(
           `vercel-sandbox: sandbox ${allocation.sandboxName} exists but is not owned by scope ${allocation.scope}`,
         );
@@ -170,7 +202,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     for (let attempt = 0; ; attempt += 1) {
       const found = await project.find(name, signal);
       if (found || attempt === ADOPT_LOOKUPS) return found;
-      await setTimeout(250 * 2 ** Math.min(attempt, 3), undefined, { signal });
+      await sleep(250 * 2 ** Math.min(attempt, 3), undefined, { signal });
     }
   }
 
@@ -187,8 +219,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     }
     const enrollment = await options.beginNodeEnrollment();
     onEnrollment(enrollment);
-    registerSecret(enrollment.nodeBootstrap.token);
-    if (enrollment.mode === "connect") registerSecret(enrollment.setupCode);
+    registerSecret(enrollment.nodeBootstrap.token, leaseId);
+    if (enrollment.mode === "connect") registerSecret(enrollment.setupCode, leaseId);
     step("enrollment-started", leaseId);
     const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
     if (settings.networkPolicy !== "allow-all" && gatewayHost) {
@@ -209,12 +241,13 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     if (await ledger.tombstone(leaseId)) {
       throw new WorkerProviderError(`vercel-sandbox: lease ${leaseId} was already destroyed; it is not re-created`);
     }
-    const project = await client.project(settings);
+    const project = await projectFor(settings);
     signal?.throwIfAborted();
     const request = createRequest(allocation, settings, rawSettings, vcpus);
-    const sandbox = await createOrAdopt(project, allocation, request, signal);
+    const claim = { mayExist: false };
     let enrollment: NodeEnrollment | undefined;
     try {
+      const sandbox = await createOrAdopt(project, allocation, request, claim, signal);
       signal?.throwIfAborted();
       const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions, (e) => {
         enrollment = e;
@@ -223,11 +256,13 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       armKeepalive(leaseId, sandboxName, settings);
       return { leaseId, sharedHost: false, node: { deviceId } };
     } catch (error) {
+      if (!claim.mayExist) throw error;
       // The gateway is shutting down (not an operator Stop): keep the sandbox so the restarted gateway's
       // replay of this operation adopts it instead of paying for a new one.
       if (enrollment?.signal?.aborted && !signal?.aborted) throw error;
       try {
-        await releaseSandbox(project, sandboxName, retained);
+        // Without the provision's signal: an aborted provision must still release what it created.
+        await releaseSandbox(project, sandboxName, retained, undefined, absenceProof);
         step("released", leaseId);
       } catch (cleanupError) {
         throw WorkerProviderError.cleanupIndeterminate(leaseId, sanitized(error), sanitized(cleanupError));
@@ -274,7 +309,10 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       const attempt = serial
         .run(allocation.leaseId, () => provisionLocked(settings, profile, allocation, vcpus, provisionOptions))
         .catch((error: unknown) => {
-          throw sanitized(error);
+          const out = sanitized(error);
+          // The enrollment this attempt registered is dead; a replay registers its own.
+          forgetSecrets(allocation.leaseId);
+          throw out;
         })
         .finally(() => inflight.delete(allocation.leaseId));
       inflight.set(allocation.leaseId, attempt);
@@ -289,7 +327,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       const settings = settingsOf(profile);
       try {
         const sandboxName = sandboxNameOf(leaseId);
-        const sandbox = await (await client.project(settings)).find(sandboxName);
+        const sandbox = await (await projectFor(settings)).find(sandboxName);
         if (!sandbox) {
           await keepalive.disarm(leaseId);
           // A missing name is only proof of teardown when we destroyed it ourselves.
@@ -319,16 +357,18 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       const settings = settingsOf(profile);
       try {
         const sandboxName = sandboxNameOf(leaseId);
-        await keepalive.disarm(leaseId);
-        knownSettings.delete(leaseId);
         await serial.run(leaseId, async () => {
+          // Under the lease's lock, so a provision still in flight has settled and cannot re-arm it after.
+          await keepalive.disarm(leaseId);
+          knownSettings.delete(leaseId);
           await ledger.bury(leaseId, sandboxName);
-          await releaseSandbox(await client.project(settings), sandboxName, retained);
+          await releaseSandbox(await projectFor(settings), sandboxName, retained, undefined, absenceProof);
           await ledger.markAbsent(leaseId);
         });
       } catch (error) {
         throw sanitized(error);
       }
+      forgetSecrets(leaseId);
     },
 
     resolveDestroyTimeoutMs() {
@@ -338,38 +378,52 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     async renew(leaseId) {
       const settings = knownSettings.get(leaseId);
       if (!settings) throw new Error(`vercel-sandbox: lease ${leaseId} is not active in this gateway process`);
+      let outcome: TickOutcome;
       try {
-        await serial.run(leaseId, () => extendIfRunning(sandboxNameOf(leaseId), settings));
+        outcome = await serial.run(leaseId, () => extendIfRunning(sandboxNameOf(leaseId), settings));
+      } catch (error) {
+        throw sanitized(error);
+      }
+      if (!outcome.keep && outcome.reason) throw new Error(`vercel-sandbox: lease ${leaseId}: ${outcome.reason}`);
+    },
+
+    async maintain(context: MaintainContext) {
+      try {
+        await maintainPass(context);
       } catch (error) {
         throw sanitized(error);
       }
     },
 
-    async maintain(context: MaintainContext) {
-      let budget = MAINTAIN_RELEASES_PER_PASS;
-      for (const profile of context.profiles) {
-        if (context.signal.aborted || budget === 0) return;
-        const settings = settingsOf(profile);
-        const scope = effectiveScope(settings.scope ?? options.scope);
-        const project = await client.project(settings);
-        for (const summary of await project.list({ [TAG_SCOPE]: scope }, context.signal)) {
-          const leaseId = leaseIdOf(summary.name);
-          if (!leaseId || !(await ledger.tombstone(leaseId)) || budget === 0 || context.signal.aborted) continue;
-          // Only a lease core already destroyed is proof that this sandbox is an orphan.
-          context.assertCurrent();
-          budget -= 1;
-          await serial.run(leaseId, () => releaseSandbox(project, summary.name, retained, context.signal));
-          context.assertCurrent();
-          await ledger.markAbsent(leaseId);
-          logger.warn(`vercel-sandbox maintenance released orphaned sandbox ${summary.name} of lease ${leaseId}`);
-        }
-      }
-    },
-
     async dispose() {
       await keepalive.stopAll();
-      await client.close();
+    },
+
+    keepaliveLeases() {
+      return keepalive.armed();
     },
   };
+
+  /** Releases sandboxes of leases core already destroyed (a late replay re-created them); nothing else. */
+  async function maintainPass(context: MaintainContext): Promise<void> {
+    let budget = MAINTAIN_RELEASES_PER_PASS;
+    for (const profile of context.profiles) {
+      if (context.signal.aborted || budget === 0) return;
+      const settings = settingsOf(profile);
+      const scope = effectiveScope(settings.scope ?? options.scope);
+      const project = await projectFor(settings);
+      for (const summary of await project.list({ [TAG_SCOPE]: scope }, context.signal)) {
+        const leaseId = leaseIdOf(summary.name);
+        if (!leaseId || !(await ledger.tombstone(leaseId)) || budget === 0 || context.signal.aborted) continue;
+        // Only a lease core already destroyed is proof that this sandbox is an orphan.
+        context.assertCurrent();
+        budget -= 1;
+        await serial.run(leaseId, () => releaseSandbox(project, summary.name, retained, context.signal, absenceProof));
+        context.assertCurrent();
+        await ledger.markAbsent(leaseId);
+        logger.warn(`vercel-sandbox maintenance released orphaned sandbox ${summary.name} of lease ${leaseId}`);
+      }
+    }
+  }
   return provider;
 }

@@ -1,27 +1,7 @@
 // The entry's register() against a stand-in for the gateway's plugin API (the host's object, not ours).
 import { describe, expect, it } from "vitest";
 import entry from "../../src/index.js";
-import type { VercelSandboxProvider } from "../../src/provider/index.js";
-
-type Service = { id: string; stop: () => Promise<void> };
-
-function fakeApi(pluginConfig: Record<string, unknown> = {}) {
-  const registered: { providers: VercelSandboxProvider[]; services: Service[]; warnings: string[] } = {
-    providers: [],
-    services: [],
-    warnings: [],
-  };
-  const api = {
-    id: "vercel-sandbox",
-    pluginConfig,
-    registrationMode: "full",
-    logger: { info: () => undefined, warn: (m: string) => registered.warnings.push(m), error: () => undefined },
-    runtime: { state: { resolveStateDir: () => "/tmp/openclaw-entry-test-state" } },
-    registerWorkerProvider: (provider: VercelSandboxProvider) => registered.providers.push(provider),
-    registerService: (service: Service) => registered.services.push(service),
-  };
-  return { api, registered };
-}
+import { fakePluginApi as fakeApi } from "../provider/plugin-api.js";
 
 describe("plugin entry", () => {
   it("registers the vercel-sandbox provider and a service that disposes it, without I/O", async () => {
