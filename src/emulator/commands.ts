@@ -1,14 +1,15 @@
 // Command and file endpoints C1–C6, F1–F3. `runCommand` (wait+logs) streams NDJSON: the
 // command line first, live output, then the finished command; detached runs answer at once
 // with `exitCode:null`. `wait` sends headers immediately (the SDK's headers timeout is 300 s)
-// and the body at exit. Commands run as root (no accounts exist on the host) with
-// HOME/USER of the sandbox user, or HOME=/root under `sudo`.
+// and the body at exit. Commands run as the sandbox's default user, or as sandbox root under
+// `sudo` (executor.ts), with the matching HOME/USER.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { networkModeOf, proxyEnv, sessionEgress } from "./egress.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
+import { SANDBOX_CA_BUNDLE } from "./image.js";
 import { SANDBOX_NODE_PREFIX } from "./isolation.js";
 import { asciiJson, startNdjson } from "./ndjson.js";
 import { commandPayload, SANDBOX_HOME } from "./payloads.js";
@@ -33,6 +34,8 @@ function commandEnv(
     SHELL: "/bin/bash",
     LANG: "C.UTF-8",
     VERCEL_SANDBOX: "1",
+    // The image's bundle holds the host's CAs: Node then trusts a TLS-inspecting registry proxy too.
+    NODE_EXTRA_CA_CERTS: SANDBOX_CA_BUNDLE,
     ...proxy,
     ...(sandbox?.env ?? {}),
     ...own,
@@ -78,7 +81,7 @@ export async function runCommand(ctx: Ctx): Promise<void> {
       cwd,
       env: commandEnv(ctx, live, env, sudo, proxy),
       timeoutMs,
-      enterNetwork: network !== "host",
+      sudo,
     },
     ctx.track,
   );
@@ -153,7 +156,7 @@ export async function makeDirectory(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
   const path = field.string(body, "path");
   if (!path) throw badRequest("`path` is required");
-  await mkdirInSandbox(session.holder!, path, field.string(body, "cwd"));
+  await mkdirInSandbox(session.holder!, ctx.track, path, field.string(body, "cwd"));
   sendJson(ctx.res, 200, {});
 }
 
@@ -161,7 +164,7 @@ export async function makeDirectory(ctx: Ctx): Promise<void> {
 export async function writeFiles(ctx: Ctx): Promise<void> {
   const session = runningSession(ctx, ctx.params[0]);
   const body = await readBody(ctx.req);
-  await writeTarball(runningSession(ctx, session.id).holder!, ctx.req, body);
+  await writeTarball(runningSession(ctx, session.id).holder!, ctx.track, ctx.req, body);
   sendJson(ctx.res, 200, {});
 }
 
@@ -171,5 +174,5 @@ export async function readFile(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
   const path = field.string(body, "path");
   if (!path) throw badRequest("`path` is required");
-  await sendFile(session.holder!, ctx.res, path, field.string(body, "cwd"));
+  await sendFile(session.holder!, ctx.track, ctx.res, path, field.string(body, "cwd"));
 }

@@ -3,6 +3,10 @@
 // everything; the keys when it is the rule-map form), `subnets.allow` admits addresses whatever
 // their name, and `subnets.deny` wins over both. IP literals are hosts too, so `allow:
 // ["127.0.0.1"]` admits that address. Header-transform and forward rules are NOT applied.
+// The host's own addresses (loopback, unspecified, link-local, its interfaces' addresses) are
+// special: only a policy that names them explicitly (an IP literal or a `subnets.allow` entry) admits
+// them, so neither `*`, `allow-all` nor an allowed name that resolves to 127.0.0.1 reaches the
+// emulator's API or any other service of the host.
 import type { LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
 
@@ -71,14 +75,40 @@ export function hostAllowed(rules: EgressRules, host: string): boolean {
 
 const familyOf = (address: string) => (isIP(address) === 6 ? "ipv6" : "ipv4");
 
-/** The resolved addresses the proxy may connect to; empty means refuse. */
-export function allowedAddresses(rules: EgressRules, host: string, addresses: LookupAddress[]): LookupAddress[] {
+const HOST_RANGES = new BlockList();
+HOST_RANGES.addSubnet("127.0.0.0", 8, "ipv4");
+HOST_RANGES.addSubnet("0.0.0.0", 8, "ipv4");
+HOST_RANGES.addSubnet("169.254.0.0", 16, "ipv4");
+HOST_RANGES.addAddress("::1", "ipv6");
+HOST_RANGES.addAddress("::", "ipv6");
+HOST_RANGES.addSubnet("fe80::", 10, "ipv6");
+
+/** Whether an address is the host itself: loopback, unspecified, link-local, or one of `own` (its interfaces). */
+export function isHostAddress(address: string, own: ReadonlySet<string> = new Set()): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  const plain = mapped ?? address;
+  return own.has(plain) || HOST_RANGES.check(plain, familyOf(plain));
+}
+
+/** Whether the policy names this address itself: as an IP literal on the allow-list or in `subnets.allow`. */
+function namesAddress(rules: EgressRules, address: string): boolean {
+  return rules.hosts.includes(normalizeHost(address)) || rules.allowSubnets.check(address, familyOf(address));
+}
+
+/** The resolved addresses the proxy may connect to; empty means refuse. `own`: the host's interface addresses. */
+export function allowedAddresses(
+  rules: EgressRules,
+  host: string,
+  addresses: LookupAddress[],
+  own: ReadonlySet<string> = new Set(),
+): LookupAddress[] {
   if (rules.nothing) return [];
   const named = rules.everything || hostAllowed(rules, host);
   return addresses.filter(
     ({ address }) =>
       !rules.denySubnets.check(address, familyOf(address)) &&
-      (named || rules.allowSubnets.check(address, familyOf(address))),
+      (named || rules.allowSubnets.check(address, familyOf(address))) &&
+      (!isHostAddress(address, own) || namesAddress(rules, address)),
   );
 }
 

@@ -4,12 +4,14 @@
 // plain-HTTP requests, reads the session's CURRENT policy for every new connection (so a policy
 // update applies at once; open tunnels are left alone), resolves names with the host resolver
 // and connects only to addresses the policy admits (egress-policy.ts); anything else is a 403
-// and no connection is made. Outbound sockets are opened from the host network namespace.
+// and no connection is made. Outbound sockets are opened from the host network namespace, which is why
+// the host's own addresses are refused unless the policy names them (egress-policy.ts).
 
 import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { isIP, type Server, type Socket, connect as tcpConnect } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { allowedAddresses, egressRules, normalizeHost, worthResolving } from "./egress-policy.js";
 
@@ -24,6 +26,16 @@ export interface EgressProxy {
 }
 
 type Decision = { addresses: LookupAddress[] } | { refused: string };
+
+/** Read per decision: interfaces come and go (a test host's veth, a VPN). */
+function hostInterfaceAddresses(): Set<string> {
+  return new Set(
+    Object.values(networkInterfaces())
+      .flat()
+      .map((i) => i?.address)
+      .filter((a): a is string => !!a),
+  );
+}
 
 async function resolve(host: string): Promise<LookupAddress[]> {
   const family = isIP(host);
@@ -75,7 +87,7 @@ export function serveEgressProxy(listener: Server, policyOf: () => Record<string
     if (!worthResolving(rules, host)) return { refused: `${host} is not allowed by the sandbox network policy` };
     let addresses: LookupAddress[];
     try {
-      addresses = allowedAddresses(rules, host, await resolve(host));
+      addresses = allowedAddresses(rules, host, await resolve(host), hostInterfaceAddresses());
     } catch (error) {
       return { refused: `${host} could not be resolved: ${(error as Error).message}` };
     }

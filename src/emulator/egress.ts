@@ -1,19 +1,17 @@
-// How a command's network is set up from the session's policy (see isolation.ts): `allow-all`
-// stays in the host namespace, `deny-all` joins the session's namespace (only `lo`), and a
-// custom policy joins it too with the session's egress proxy as its only way out, announced in
-// the usual proxy variables. The proxy starts with the first command that needs it and ends
+// How a command's network is set up from the session's policy (see isolation.ts): every command joins
+// the session's network namespace (only `lo`); under `deny-all` that is all, under any other policy
+// (`allow-all` included, so the host's own services stay out of reach) the session's egress proxy is
+// its one way out, announced in the usual proxy variables. The proxy starts with the first command that needs it and ends
 // with the session.
 import type { ChildProcess } from "node:child_process";
 import { listenInNamespace } from "./egress-listener.js";
 import { type EgressProxy, serveEgressProxy } from "./egress-proxy.js";
 import type { SessionRecord } from "./registry.js";
 
-export type NetworkMode = "host" | "isolated" | "proxied";
+export type NetworkMode = "isolated" | "proxied";
 
 export function networkModeOf(policy: Record<string, unknown>): NetworkMode {
-  if (policy.mode === "allow-all") return "host";
-  if (policy.mode === "deny-all") return "isolated";
-  return "proxied";
+  return policy.mode === "deny-all" ? "isolated" : "proxied";
 }
 
 export interface SessionEgress extends EgressProxy {

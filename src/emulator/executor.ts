@@ -1,13 +1,16 @@
-// Real processes for `runCommand`. Each command joins its session's namespaces with nsenter
-// (mount + PID, and network unless the policy is allow-all), changes to its cwd and execs the program, so
-// the SDK's streamed NDJSON, `wait`, `logs` replay, `kill` and exit codes all come from a real
-// process. Output is kept whole for replay (C5 replays from the start, then goes live).
+// Real processes for `runCommand`. Each command joins its session's namespaces with nsenter (mount,
+// PID, user, and network unless the policy is allow-all: isolation.ts), starts a session and process
+// group of its own (setsid), drops to the sandbox's default user unless it runs with `sudo`, changes
+// to its cwd and execs the program, so the SDK's streamed NDJSON, `wait`, `logs` replay, `kill` and exit
+// codes all come from a real process. `kill` signals the command's whole process group.
+// Output kept for `logs` replay is bounded (OUTPUT_RETAIN_CHARS characters per command): past it the oldest output
+// is dropped and a replay starts with a marker saying how much; live followers get every byte.
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { StringDecoder } from "node:string_decoder";
-import type { Holder } from "./isolation.js";
+import { AS_DEFAULT_USER, enterSandbox, type Holder } from "./isolation.js";
 import { newId } from "./registry.js";
 
 export interface LogChunk {
@@ -23,8 +26,12 @@ export interface CommandSpec {
   env: Record<string, string>;
   /** Kill with SIGKILL after this many ms. */
   timeoutMs?: number;
-  enterNetwork: boolean;
+  /** Run as sandbox root instead of the default user. */
+  sudo: boolean;
 }
+
+/** Output kept per command for `logs` replay; older output is dropped (with a marker) past it. */
+export const OUTPUT_RETAIN_CHARS = 8 * 1024 * 1024; // at most ~16 MiB of memory per command
 
 /** One running or finished command; `exit` fires once with the final exit code. */
 export class CommandProcess extends EventEmitter {
@@ -38,7 +45,10 @@ export class CommandProcess extends EventEmitter {
   endedAt?: number;
   /** Set when the session ended under the command (the SDK gets a stream error). */
   interrupted = false;
-  readonly output: LogChunk[] = [];
+  private readonly output: LogChunk[] = [];
+  private retained = 0;
+  /** Characters of output dropped from the replay log (never from a live follower's stream). */
+  dropped = 0;
   readonly done: Promise<number>;
   private child: ChildProcess;
   private timer?: NodeJS.Timeout;
@@ -50,15 +60,25 @@ export class CommandProcess extends EventEmitter {
     this.args = spec.args;
     this.cwd = spec.cwd;
     this.sessionId = spec.sessionId;
-    const nsArgs = ["-t", String(holder.pid), "-m", "-p", "-r", "-w", ...(spec.enterNetwork ? ["-n"] : [])];
     const script = 'cd -- "$1" || exit 1; shift; exec "$@"';
+    const user = spec.sudo ? [] : AS_DEFAULT_USER;
     this.child = spawn(
       "nsenter",
-      [...nsArgs, "--", "/bin/bash", "-c", script, "bash", spec.cwd, spec.name, ...spec.args],
-      {
-        env: spec.env,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
+      [
+        ...enterSandbox(holder),
+        "--",
+        "/usr/bin/setsid",
+        ...user,
+        "/bin/bash",
+        "-c",
+        script,
+        "bash",
+        spec.cwd,
+        spec.name,
+        ...spec.args,
+      ],
+      // Detached: nsenter leads a host process group of its own, never the emulator's.
+      { env: spec.env, stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
     track(this.child);
     this.pipe("stdout");
@@ -96,29 +116,42 @@ export class CommandProcess extends EventEmitter {
   private push(stream: "stdout" | "stderr", data: string) {
     const chunk = { stream, data };
     this.output.push(chunk);
+    this.retained += data.length;
+    while (this.retained > OUTPUT_RETAIN_CHARS && this.output.length > 1) {
+      const old = this.output.shift()!;
+      this.retained -= old.data.length;
+      this.dropped += old.data.length;
+    }
     this.emit("output", chunk);
   }
 
-  /** Signals the program itself (nsenter's child inside the namespace), falling back to nsenter. */
+  /** Signals the program's process group (it leads one after setsid), falling back to nsenter's. */
   kill(signal: number): void {
     if (this.exitCode !== null) return;
     const pid = this.child.pid;
-    let target = pid;
+    let program: number | undefined;
     try {
-      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0];
-      if (children) target = Number(children);
+      program = Number(readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0]) || undefined;
     } catch {
       // nsenter already gone.
     }
-    try {
-      if (target) process.kill(target, signal);
-    } catch {
-      // Exited meanwhile.
+    for (const group of [program, pid]) {
+      try {
+        if (group) return void process.kill(-group, signal);
+      } catch {
+        // Not a group (yet, or any more): try the next.
+      }
     }
   }
 
   /** Replays all output so far, then follows live output until exit; returns an unsubscribe. */
   follow(onChunk: (c: LogChunk) => void, onExit: (code: number) => void): () => void {
+    if (this.dropped > 0) {
+      onChunk({
+        stream: "stderr",
+        data: `[emulator: ${this.dropped} characters of earlier output dropped; logs keep the last ${OUTPUT_RETAIN_CHARS} characters]\n`,
+      });
+    }
     for (const chunk of this.output) onChunk(chunk);
     if (this.exitCode !== null) {
       onExit(this.exitCode);

@@ -1,35 +1,43 @@
-// Per-session isolation with real kernel namespaces, so each sandbox looks like a Vercel VM at
-// the same absolute paths. A session is one long-lived "holder" process started with
-// `unshare --mount --pid --net`: inside, an overlayfs puts a per-sandbox upper layer (on the
-// data dir) over the host root, and the holder chroots into it. EVERY path is therefore
-// per-sandbox (writes never reach the host; `/tmp` is the sandbox's own directory; the data
-// dir is hidden under an empty tmpfs so sandboxes cannot see each other). Commands join with
-// `nsenter`; stopping kills the holder, which is PID 1 of the namespace, so every process of
-// the session ends with it. The upper layer survives the holder, which is what keeps files
-// across stop/resume and what a snapshot copies.
+// Per-session isolation with real kernel namespaces, so each sandbox looks like a Vercel VM at the same
+// absolute paths and sees nothing of the host. A session is one long-lived "holder" (PID 1 of its own
+// mount, PID and network namespaces) that builds the sandbox's root and then waits:
+// - `/` is an overlay of the sandbox's own upper layer over the sandbox image (image.ts: a sanitised
+//   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…), never the host root;
+// - the runtime's system directories are read-only: /usr (the host's, with the image's `sudo` stacked
+//   over it), real /bin, /lib… directories bind-mounted read-only, the runtime's Node at
+//   /opt/vercel-sandbox-node; /proc is the sandbox's own PID namespace; /dev is a minimal set (null,
+//   zero, full, random, urandom, tty, a private devpts, shm); /tmp is the sandbox's own;
+// - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
+// Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to unused host
+// ids (image.ts), as `vercel-sandbox` (uid 1000, in `wheel`), or as sandbox root with `sudo: true` or
+// `sudo` inside; sandbox root is root in the sandbox only (it cannot mount, reach host devices, or
+// signal the holder). File endpoints run inside the sandbox as the default user (filesystem.ts), so
+// symlinks resolve in the sandbox's root and permissions apply.
+// Lifetime: the holder is started through `setpriv --pdeathsig KILL` and `unshare --kill-child`, so if
+// the emulator process dies by any means (SIGKILL included) the holder dies, and with PID 1 every
+// process of the sandbox. Stop kills the holder the same way. The upper layer survives, which keeps
+// files across stop/resume and is what a snapshot copies.
 //
 // Network (egress.ts): each holder has its own network namespace containing only `lo`.
-// - `deny-all`: commands enter it; enforced, there is no route out.
-// - custom (`allow`, `subnets`): commands enter it too, and their one way out is the session's
-//   HTTP proxy on 127.0.0.1:<port> inside the namespace (served by the emulator process, see
-//   egress-listener.ts / egress-proxy.ts), announced in HTTP(S)_PROXY/NO_PROXY/NODE_USE_ENV_PROXY.
-//   Enforced for every TCP connection that leaves: the proxy admits CONNECT and plain-HTTP
-//   requests only to hosts on the allow-list (exact, `*.suffix`, `*`; IP literals included) or
-//   to addresses in `subnets.allow`, never to `subnets.deny`, and reads the current policy per
-//   connection (open tunnels survive an update). NOT like Vercel: traffic must be proxy-aware
-//   (a raw socket or UDP/DNS from the sandbox just has no route, where Vercel's transparent
-//   firewall would let allowed destinations through); sandbox-local 127.0.0.1 is in NO_PROXY,
-//   so the host's loopback is only reachable by clearing it; header transform and forward
-//   rules are recorded and echoed, NOT applied.
-// - `allow-all`: commands stay in the host network namespace (host loopback included).
-// The namespace a command joins is chosen when it starts: a policy change moves commands started
-// after it. Not isolated: the host's /dev (bind-mounted), /sys is absent, the kernel, and users
-// (commands run as root; there is no `vercel-sandbox` account).
+// - `deny-all`: no route out.
+// - any other policy, `allow-all` included: the one way out is the session's HTTP proxy on
+//   127.0.0.1:<port> inside the namespace (served by the emulator process, egress-proxy.ts), announced
+//   in HTTP(S)_PROXY/NO_PROXY/NODE_USE_ENV_PROXY. It admits CONNECT and plain-HTTP requests to hosts and
+//   subnets the policy allows (`*` under allow-all) and reads the current policy per connection.
+//   Addresses of the host itself (loopback, link-local, the host's own interfaces) are refused unless
+//   the policy names them explicitly (an IP literal or a subnet), whatever a hostname resolves to.
+//   NOT like Vercel: traffic must be proxy-aware (a raw socket or UDP/DNS from the sandbox has no route,
+//   where Vercel's transparent firewall would let allowed destinations through); header transform and
+//   forward rules are recorded and echoed, NOT applied.
+// NOT isolated: the kernel (one shared kernel, no VM), CPU/memory limits (vcpus/memory are echoed, not
+// enforced), the host's /usr contents (read-only; shown owned by `nobody`, as host ids are unmapped),
+// and the public CA certificates the sandbox is given.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, readlinkSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { chmod, chown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SANDBOX_ID_BASE, SANDBOX_ID_COUNT, SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -50,7 +58,7 @@ export function assertIsolationAvailable(): void {
       "The local Vercel Sandbox emulator isolates each sandbox with mount/PID/network namespaces and overlayfs, which needs root. Run it as root (e.g. `sudo`, or a container started with --privileged or CAP_SYS_ADMIN).",
     );
   }
-  for (const tool of ["unshare", "nsenter", "chroot", "bash", "ip"]) {
+  for (const tool of ["unshare", "nsenter", "setpriv", "pivot_root", "setsid", "tar", "getent", "bash", "ip"]) {
     if (!["/usr/bin", "/bin", "/usr/sbin", "/sbin"].some((d) => existsSync(path.join(d, tool)))) {
       throw new EmulatorIsolationError(
         `The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2) on this machine.`,
@@ -83,6 +91,8 @@ export function resolveNodeBinDir(explicit?: string): string | undefined {
 
 /** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
 export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";
+/** How long a holder may take to build its root before the boot fails (and is cleaned up). */
+export const HOLDER_READY_TIMEOUT_MS = 30_000;
 
 /** Host-side layout of one sandbox's filesystem: the overlay layers and the mount point. */
 export function sandboxLayout(dir: string) {
@@ -95,39 +105,58 @@ export function sandboxLayout(dir: string) {
   };
 }
 
+/** The sandbox's own layers, owned by sandbox root (host id SANDBOX_ID_BASE) so `/` and /tmp are root's. */
 export async function prepareLayers(dir: string): Promise<void> {
   const l = sandboxLayout(dir);
-  await Promise.all([
-    mkdir(path.join(l.upper, "vercel/sandbox"), { recursive: true }),
-    mkdir(path.join(l.upper, "home/vercel-sandbox"), { recursive: true }),
-    mkdir(l.tmp, { recursive: true, mode: 0o1777 }),
-    mkdir(l.work, { recursive: true }),
-    mkdir(l.root, { recursive: true }),
-  ]);
+  await Promise.all([mkdir(l.upper, { recursive: true }), mkdir(l.tmp, { recursive: true })]);
+  await Promise.all([mkdir(l.work, { recursive: true }), mkdir(l.root, { recursive: true })]);
+  await chown(l.upper, SANDBOX_ID_BASE, SANDBOX_ID_BASE);
+  await chown(l.tmp, SANDBOX_ID_BASE, SANDBOX_ID_BASE);
+  await chmod(l.tmp, 0o1777);
 }
 
-// Runs in the new namespaces as PID 1 until `exec chroot`. The overlay mount is retried because
-// the previous session's overlay on the same upper dir is released asynchronously after a stop.
+// Runs as PID 1 of the new mount/PID/network namespaces, as the host's root, until it pivots into the
+// sandbox's root. The overlay mount is retried because the previous session's overlay on the same upper
+// dir is released asynchronously after a stop. The user namespace is created by a short-lived child
+// and kept open on fd 9 (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's
+// own ids is needed to keep it, and the holder itself stays outside it, out of the sandbox's reach.
 const HOLDER_SCRIPT = `set -e
-ROOT=$1; UPPER=$2; WORK=$3; TMPD=$4; DATA=$5; NODE_PREFIX=$6
+DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 TMPD=$5 IMAGE=$6 IMAGE_USR=$7 NODE_PREFIX=$8 BASE=$9 COUNT=\${10}
+shift 10
+# Layer paths are relative to the data dir, so the sandbox's mount table names nothing of the host.
+cd "$DATA"
 n=0
-until mount -t overlay overlay -o "lowerdir=/,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
+until mount -t overlay overlay -o "lowerdir=$IMAGE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
   n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
 done
-mount -t proc proc "$ROOT/proc"
-mount --rbind /dev "$ROOT/dev"
-mount --bind "$TMPD" "$ROOT/tmp"
-# The runtime's Node is mounted read-only at a fixed path: its host location may be hidden (under /tmp or
-# the data dir) and must not vary with where the emulator happens to be installed.
+mount -t overlay overlay -o "lowerdir=$IMAGE_USR:/usr" "$ROOT/usr"
+for d in "$@"; do mount --rbind "/$d" "$ROOT/$d"; mount -o remount,bind,ro "$ROOT/$d"; done
 if [ -n "$NODE_PREFIX" ]; then
-  mkdir -p "$ROOT${SANDBOX_NODE_PREFIX}"
   mount --bind "$NODE_PREFIX" "$ROOT${SANDBOX_NODE_PREFIX}"
   mount -o remount,bind,ro "$ROOT${SANDBOX_NODE_PREFIX}"
 fi
-if [ -d "$ROOT$DATA" ]; then mount -t tmpfs -o size=64k,mode=755 emulator-data "$ROOT$DATA"; fi
+mount -t proc -o nosuid,nodev,noexec proc "$ROOT/proc"
+mount -t tmpfs -o "mode=755,size=64k,nosuid,noexec,uid=$BASE,gid=$BASE" sandbox-dev "$ROOT/dev"
+for node in null zero full random urandom tty; do : > "$ROOT/dev/$node"; mount --bind "/dev/$node" "$ROOT/dev/$node"; done
+mkdir "$ROOT/dev/pts" "$ROOT/dev/shm"
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$ROOT/dev/pts"
+mount -t tmpfs -o "mode=1777,size=64m,nosuid,nodev,uid=$BASE,gid=$BASE" sandbox-shm "$ROOT/dev/shm"
+ln -s pts/ptmx "$ROOT/dev/ptmx"; ln -s /proc/self/fd "$ROOT/dev/fd"
+ln -s /proc/self/fd/0 "$ROOT/dev/stdin"; ln -s /proc/self/fd/1 "$ROOT/dev/stdout"; ln -s /proc/self/fd/2 "$ROOT/dev/stderr"
+mount --bind "$TMPD" "$ROOT/tmp"
 ip link set lo up 2>/dev/null || true
-# "ready" is printed from inside the chroot: until then /proc/<pid>/root is still the host's root.
-exec chroot "$ROOT" /bin/sh -c 'echo ready; exec /bin/sleep infinity'
+cd "$ROOT"; pivot_root . .; umount -l .; cd /
+unshare --user -- /bin/sleep infinity &
+C=$!; n=0
+until [ "$(readlink /proc/$C/ns/user)" != "$(readlink /proc/self/ns/user)" ]; do
+  n=$((n+1)); [ $n -ge 500 ] && { echo "user namespace did not start" >&2; exit 1; }; sleep 0.01
+done
+echo "0 $BASE $COUNT" > /proc/$C/uid_map
+echo "0 $BASE $COUNT" > /proc/$C/gid_map
+exec 9< /proc/$C/ns/user
+kill -9 $C; wait $C 2>/dev/null || true
+echo ready
+exec /bin/sleep infinity
 `;
 
 export interface Holder {
@@ -137,20 +166,71 @@ export interface Holder {
   exited: Promise<void>;
 }
 
+/** Prefix that drops a process inside the sandbox from sandbox root to the default user (and its groups). */
+export const AS_DEFAULT_USER = [
+  "/usr/bin/setpriv",
+  `--reuid=${SANDBOX_USER.uid}`,
+  `--regid=${SANDBOX_USER.gid}`,
+  "--init-groups",
+  "--",
+];
+
+/** The `nsenter` arguments that put a process inside the sandbox, as sandbox root (drop ids after). */
+export function enterSandbox(holder: Holder): string[] {
+  const pid = String(holder.pid);
+  return ["-t", pid, "-m", "-p", "-n", "-r", "-w", `--user=/proc/${pid}/fd/9`];
+}
+
+function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
+  let stderr = "";
+  child.stderr!.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += d;
+      if (out.includes("ready")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`sandbox namespace holder exited (${code}) before it was ready: ${stderr.trim()}`));
+    });
+  });
+}
+
 export async function startHolder(
   dir: string,
   dataDir: string,
+  image: SandboxImage,
   track: (c: ChildProcess) => void,
   nodeBinDir?: string,
+  timeoutMs = HOLDER_READY_TIMEOUT_MS,
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
+  const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
+  // setpriv's parent-death signal reaches unshare when the emulator dies; unshare's --kill-child then
+  // takes PID 1, and with it the whole PID namespace.
   const child = spawn(
-    "unshare",
+    "setpriv",
     [
+      "--pdeathsig",
+      "KILL",
+      "--",
+      "unshare",
       "--mount",
       "--pid",
       "--net",
       "--fork",
+      "--kill-child=SIGKILL",
       "--propagation",
       "private",
       "--",
@@ -158,55 +238,54 @@ export async function startHolder(
       "-c",
       HOLDER_SCRIPT,
       "holder",
-      l.root,
-      l.upper,
-      l.work,
-      l.tmp,
       dataDir,
+      l.root,
+      path.relative(dataDir, l.upper),
+      path.relative(dataDir, l.work),
+      l.tmp,
+      path.relative(dataDir, image.root),
+      path.relative(dataDir, image.usr),
       nodeBinDir ? path.dirname(nodeBinDir) : "",
+      String(SANDBOX_ID_BASE),
+      String(SANDBOX_ID_COUNT),
+      ...systemDirs,
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" } },
   );
   track(child);
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  let stderr = "";
-  child.stderr!.on("data", (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      if (out.includes("ready")) resolve();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) =>
-      reject(new Error(`sandbox namespace holder exited (${code}) before it was ready: ${stderr.trim()}`)),
-    );
-  });
-  const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
-  const pid = Number(pidText);
-  if (!pid) throw new Error("could not find the sandbox namespace's init process");
-  // Never hand out a holder whose root is still the host's: file operations would land on the host.
-  if (readlinkSync(`/proc/${pid}/root`) === "/") throw new Error("the sandbox namespace did not enter its own root");
-  return { pid, child, exited };
+  const partial = { pid: 0, child, exited };
+  try {
+    await waitReady(child, timeoutMs);
+    const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
+    const pid = Number(pidText);
+    if (!pid) throw new Error("could not find the sandbox namespace's init process");
+    // Never hand out a holder whose root is still the host's: commands would run on the host.
+    if (statSync(`/proc/${pid}/root/`).dev === statSync("/").dev) {
+      throw new Error("the sandbox namespace did not enter its own root");
+    }
+    return { pid, child, exited };
+  } catch (error) {
+    await stopHolder(partial);
+    throw error;
+  }
+}
+
+function isRealDirectory(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export async function stopHolder(holder: Holder): Promise<void> {
-  try {
-    process.kill(holder.pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
-  try {
-    holder.child.kill("SIGKILL");
-  } catch {
-    // Already gone.
+  for (const pid of [holder.pid, holder.child.pid]) {
+    try {
+      if (pid) process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
   await holder.exited;
-}
-
-/** The host path under which a running session's filesystem is seen exactly as inside it. */
-export function viewPath(holder: Holder, sandboxPath: string): string {
-  return `/proc/${holder.pid}/root${path.posix.resolve("/", sandboxPath)}`;
 }

@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { closeSessionEgress } from "./egress.js";
 import { HttpError } from "./http.js";
+import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
@@ -23,6 +24,19 @@ export class Lifecycle {
     /** Host directory of the runtime's `node`, mounted into every session (see isolation.ts). */
     private readonly nodeBinDir?: string,
   ) {}
+
+  private image?: Promise<SandboxImage>;
+
+  /** The sandbox image, built on first boot; a failed build is retried by the next boot. */
+  private sandboxImage(): Promise<SandboxImage> {
+    if (this.image) return this.image;
+    const building = ensureSandboxImage(this.dataDir);
+    this.image = building;
+    building.catch(() => {
+      if (this.image === building) this.image = undefined;
+    });
+    return building;
+  }
 
   sandboxDir(name: string): string {
     return path.join(this.dataDir, "sandboxes", encodeURIComponent(name));
@@ -72,7 +86,13 @@ export class Lifecycle {
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
     try {
-      session.holder = await startHolder(sandbox.dir, this.dataDir, this.track, this.nodeBinDir);
+      session.holder = await startHolder(
+        sandbox.dir,
+        this.dataDir,
+        await this.sandboxImage(),
+        this.track,
+        this.nodeBinDir,
+      );
     } catch (error) {
       session.status = "failed";
       session.updatedAt = Date.now();

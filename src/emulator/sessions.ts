@@ -2,8 +2,7 @@
 // extend-timeout re-arms the timer that stops the session when its lifetime ends; the
 // network policy is recorded and echoed in the legacy shape and enforced (see isolation.ts:
 // the egress proxy reads it per connection, commands pick their namespace at start);
-// snapshot stops the session first.
-import { randomBytes } from "node:crypto";
+// snapshot stops the session first. E7 (interactive) is answered in unsupported.ts.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { badRequest, field, readJson, sendJson } from "./http.js";
@@ -76,14 +75,4 @@ export async function snapshotSession(ctx: Ctx): Promise<void> {
   if (!sandbox) throw badRequest(`The sandbox of session ${session.id} was deleted`);
   const snapshot = await ctx.lifecycle.snapshot(sandbox, session, expiration);
   sendJson(ctx.res, 200, { snapshot: snapshotPayload(snapshot), session: sessionPayload(session) });
-}
-
-/** E7: POST …/sessions/{sid}/interactive: a stub; the emulator has no PTY relay. */
-export async function openInteractive(ctx: Ctx): Promise<void> {
-  const session = runningSession(ctx, ctx.params[0]);
-  await readJson(ctx.req);
-  sendJson(ctx.res, 200, {
-    url: `ws://${ctx.req.headers.host ?? "127.0.0.1"}/interactive/${session.id}`,
-    token: randomBytes(16).toString("hex"),
-  });
 }

@@ -9,16 +9,19 @@ const emulator = useEmulator();
 describe.each(SDKS)("filesystem with SDK %s", (_version, { Sandbox }) => {
   it("writes files (relative, absolute and long PAX names) that commands and reads see", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
-    const longName = `/opt/deep/${"n".repeat(150)}.txt`;
+    const longName = `/home/vercel-sandbox/deep/${"n".repeat(150)}.txt`;
     await sandbox.writeFiles([
       { path: "rel/a.txt", content: Buffer.from("relative") },
-      { path: "/etc/emulator/b.sh", content: Buffer.from("#!/bin/sh\necho ran\n"), mode: 0o755 } as never,
+      { path: "/tmp/emulator/b.sh", content: Buffer.from("#!/bin/sh\necho ran\n"), mode: 0o755 } as never,
       { path: longName, content: Buffer.from("long") },
     ]);
     expect((await sandbox.readFileToBuffer({ path: "rel/a.txt" }))?.toString()).toBe("relative");
     expect(await (await sandbox.runCommand("cat", ["/vercel/sandbox/rel/a.txt"])).stdout()).toBe("relative");
     expect(await (await sandbox.runCommand("cat", [longName])).stdout()).toBe("long");
-    expect(await (await sandbox.runCommand("/etc/emulator/b.sh")).stdout()).toBe("ran\n");
+    expect(await (await sandbox.runCommand("/tmp/emulator/b.sh")).stdout()).toBe("ran\n");
+    // Written by the default user, as on Vercel.
+    const owners = await sandbox.runCommand("stat", ["-c", "%U %a", "/vercel/sandbox/rel/a.txt", "/tmp/emulator/b.sh"]);
+    expect(await owners.stdout()).toBe("vercel-sandbox 644\nvercel-sandbox 755\n");
     await sandbox.delete();
   });
 
@@ -63,16 +66,16 @@ describe.each(SDKS)("filesystem with SDK %s", (_version, { Sandbox }) => {
     const b = await Sandbox.create(connect(api));
     await a.writeFiles([
       { path: "secret.txt", content: Buffer.from("a only") },
-      { path: "/etc/a-only.conf", content: Buffer.from("a") },
+      { path: "/home/vercel-sandbox/a-only.conf", content: Buffer.from("a") },
       { path: "/tmp/a-tmp", content: Buffer.from("a") },
     ]);
     expect(await b.readFileToBuffer({ path: "secret.txt" })).toBeNull();
     const probe = await b.runCommand("bash", [
       "-c",
-      "ls /etc/a-only.conf /tmp/a-tmp /vercel/sandbox/secret.txt 2>&1 | grep -c 'No such'",
+      "ls /home/vercel-sandbox/a-only.conf /tmp/a-tmp /vercel/sandbox/secret.txt 2>&1 | grep -c 'No such'",
     ]);
     expect((await probe.stdout()).trim()).toBe("3");
-    for (const hostPath of ["/etc/a-only.conf", "/vercel/sandbox/secret.txt"]) {
+    for (const hostPath of ["/home/vercel-sandbox/a-only.conf", "/vercel/sandbox/secret.txt"]) {
       await expect(readFile(hostPath)).rejects.toMatchObject({ code: "ENOENT" });
     }
     await a.delete();

@@ -5,7 +5,7 @@ import type { LookupAddress } from "node:dns";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allowedAddresses, egressRules, hostAllowed } from "../../src/emulator/egress-policy.js";
+import { allowedAddresses, egressRules, hostAllowed, isHostAddress } from "../../src/emulator/egress-policy.js";
 import { connect, SDKS, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();
@@ -104,27 +104,41 @@ describe.each(SDKS)("network policies with SDK %s", (_version, { Sandbox }) => {
     expect((await sh(sandbox, curl("/subnet"))).out).toBe("hello /subnet");
     await sandbox.updateNetworkPolicy({ allow: ["127.0.0.1"], subnets: { deny: ["127.0.0.0/8"] } });
     expect((await sh(sandbox, status("/denied"))).out).toBe("403");
+    // `*` admits every host but not the host's own addresses: only naming 127.0.0.1 does.
     await sandbox.updateNetworkPolicy({ allow: ["*"] });
-    expect((await sh(sandbox, curl("/star"))).out).toBe("hello /star");
+    expect((await sh(sandbox, status("/star"))).out).toBe("403");
+    await sandbox.updateNetworkPolicy({ allow: ["*", "127.0.0.1"] });
+    expect((await sh(sandbox, curl("/named"))).out).toBe("hello /named");
     expect(seen).not.toContain("/denied");
+    expect(seen).not.toContain("/star");
     await sandbox.delete();
   });
 
-  it("an allowed hostname is resolved on the host: localhost reaches the host's loopback, its address alone does not", async () => {
-    const sandbox = await Sandbox.create({ ...connect(emulator()), networkPolicy: { allow: ["localhost"] } });
-    expect((await sh(sandbox, curl("/by-name", "localhost"))).out).toBe("hello /by-name");
-    expect((await sh(sandbox, status("/by-address"))).out).toBe("403");
+  it("an allowed hostname that resolves to the host's loopback is refused; only the address named explicitly reaches it", async () => {
+    const api = emulator();
+    const apiPort = new URL(api.url).port;
+    const sandbox = await Sandbox.create({ ...connect(api), networkPolicy: { allow: ["localhost"] } });
+    expect((await sh(sandbox, status("/by-name", "localhost"))).out).toBe("403");
+    // The emulator's own API is on the host's loopback too: the proxy refuses it before it is contacted.
+    const toApi = `curl -s --max-time 20 http://localhost:${apiPort}/v2/sandboxes`;
+    expect((await sh(sandbox, toApi)).out).toMatch(/not allowed by the sandbox network policy/);
+    expect(api.requests().filter((r) => r.method === "GET" && r.path === "/v2/sandboxes")).toEqual([]);
+    await sandbox.updateNetworkPolicy({ allow: ["127.0.0.1"] });
+    expect((await sh(sandbox, curl("/by-address"))).out).toBe("hello /by-address");
+    expect(seen).not.toContain("/by-name");
     await sandbox.delete();
   });
 
-  it("proxy variables are set only under a custom policy; allow-all stays on the host network", async () => {
+  it("every policy but deny-all leaves through the proxy; allow-all does not reach the host's loopback", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     const probe = `echo "proxy=\${HTTPS_PROXY:-none}"; exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached || echo blocked`;
-    expect((await sh(sandbox, probe, {})).out).toBe("proxy=none\nreached\n");
+    expect((await sh(sandbox, probe, {})).out).toMatch(/^proxy=http:\/\/127\.0\.0\.1:\d+\nblocked\n$/);
+    expect((await sh(sandbox, status("/allow-all"))).out).toBe("403");
     await sandbox.updateNetworkPolicy("deny-all");
     expect((await sh(sandbox, probe, {})).out).toBe("proxy=none\nblocked\n");
     await sandbox.updateNetworkPolicy({ allow: ["127.0.0.1"] });
     expect((await sh(sandbox, probe, {})).out).toMatch(/^proxy=http:\/\/127\.0\.0\.1:\d+\nblocked\n$/);
+    expect(seen).not.toContain("/allow-all");
     await sandbox.delete();
   });
 
@@ -173,5 +187,26 @@ describe("egress rules", () => {
     ]);
     expect(allowedAddresses(egressRules({ mode: "deny-all" }), "host.test", [v4("10.2.0.1")])).toEqual([]);
     expect(allowedAddresses(egressRules({ mode: "allow-all" }), "x.test", [v4("10.2.0.1")])).toEqual([v4("10.2.0.1")]);
+  });
+
+  it("the host's own addresses are admitted only when the policy names them", () => {
+    const own = new Set(["192.0.2.7"]);
+    const hostSide = [v4("127.0.0.1"), v4("169.254.169.254"), v4("0.0.0.0"), v4("192.0.2.7"), v4("::ffff:127.0.0.2")];
+    for (const policy of [{ mode: "allow-all" }, { allow: ["*"] }, { allow: ["host.test"] }]) {
+      expect(allowedAddresses(egressRules(policy), "host.test", hostSide, own)).toEqual([]);
+    }
+    expect(allowedAddresses(egressRules({ mode: "allow-all" }), "x.test", [v4("::1")], own)).toEqual([]);
+    expect(allowedAddresses(egressRules({ allow: ["127.0.0.1"] }), "127.0.0.1", [v4("127.0.0.1")], own)).toEqual([
+      v4("127.0.0.1"),
+    ]);
+    expect(
+      allowedAddresses(
+        egressRules({ allow: [], subnets: { allow: ["192.0.2.0/24"] } }),
+        "h.test",
+        [v4("192.0.2.7")],
+        own,
+      ),
+    ).toEqual([v4("192.0.2.7")]);
+    expect(isHostAddress("203.0.113.9", own)).toBe(false);
   });
 });

@@ -61,14 +61,18 @@ describe.each(SDKS)("processes with SDK %s", (_version, { Sandbox }) => {
     await sandbox.delete();
   });
 
-  it("deny-all cuts the sandbox off the network; allow-all reaches the host loopback", async () => {
+  it("deny-all cuts the sandbox off the network; allow-all never reaches the host's loopback", async () => {
     const api = emulator();
     const port = new URL(api.url).port;
-    const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached || echo blocked`;
+    const raw = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached || echo blocked`;
+    const proxied = `curl -s --max-time 20 --noproxy '' http://127.0.0.1:${port}/v2/sandboxes`;
     const sandbox = await Sandbox.create(connect(api));
-    expect(await (await sandbox.runCommand("bash", ["-c", probe])).stdout()).toContain("reached");
+    expect(await (await sandbox.runCommand("bash", ["-c", raw])).stdout()).toBe("blocked\n");
+    expect(await (await sandbox.runCommand("bash", ["-c", proxied])).stdout()).toMatch(
+      /not allowed by the sandbox network policy/,
+    );
     await sandbox.updateNetworkPolicy("deny-all");
-    expect(await (await sandbox.runCommand("bash", ["-c", probe])).stdout()).toContain("blocked");
+    expect(await (await sandbox.runCommand("bash", ["-c", raw])).stdout()).toBe("blocked\n");
     await sandbox.delete();
   });
 });
