@@ -9,6 +9,7 @@
 // on the host, so sandbox root is root inside the sandbox only. The image's files are owned by those
 // host ids, which is why they appear owned by root (or vercel-sandbox) inside.
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { chmod, chown, copyFile, cp, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -17,6 +18,8 @@ import { SUDO_HELPER, SUDO_SCRIPT } from "./sudo.js";
 
 const run = promisify(execFile);
 
+/** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
+export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";
 /** Host uid/gid of sandbox uid/gid 0; the namespace maps SANDBOX_ID_COUNT ids from here. */
 export const SANDBOX_ID_BASE = 1_879_048_192;
 export const SANDBOX_ID_COUNT = 65_536;
@@ -168,9 +171,29 @@ async function buildUsr(usr: string): Promise<void> {
   await chmod(helper, 0o4750);
 }
 
+/**
+ * The runtime's Node, at /opt/vercel-sandbox-node: hard-linked when the data dir shares its filesystem
+ * (else copied), and left owned by the host's root, so the sandbox can run it but never change it. A
+ * bind mount would show the host's path in the sandbox's mount table.
+ */
+async function addNode(root: string, nodeBinDir: string): Promise<void> {
+  const target = path.join(root, SANDBOX_NODE_PREFIX);
+  await rm(target, { recursive: true, force: true });
+  const source = path.dirname(nodeBinDir);
+  await run("cp", ["-al", source, target]).catch(async () => {
+    await rm(target, { recursive: true, force: true });
+    await run("cp", ["-a", source, target]);
+  });
+  await run("chown", ["-R", "-h", "0:0", target]);
+}
+
 /** Builds the image under `<dataDir>/image` once (atomically: a half-built image is never used). */
-export async function ensureSandboxImage(dataDir: string): Promise<SandboxImage> {
-  const dir = path.join(dataDir, "image", IMAGE_VERSION);
+export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string): Promise<SandboxImage> {
+  const key = createHash("sha256")
+    .update(`${IMAGE_VERSION}\0${nodeBinDir ?? ""}`)
+    .digest("hex")
+    .slice(0, 12);
+  const dir = path.join(dataDir, "image", key);
   const image = { root: path.join(dir, "root"), usr: path.join(dir, "usr") };
   if (existsSync(path.join(dir, "complete"))) return image;
   const staging = `${dir}.building-${process.pid}-${Date.now()}`;
@@ -178,6 +201,7 @@ export async function ensureSandboxImage(dataDir: string): Promise<SandboxImage>
   await mkdir(staging, { recursive: true });
   try {
     await buildRoot(path.join(staging, "root"));
+    if (nodeBinDir) await addNode(path.join(staging, "root"), nodeBinDir);
     await buildUsr(path.join(staging, "usr"));
     await writeFile(path.join(staging, "complete"), `${new Date().toISOString()}\n`);
     await rm(dir, { recursive: true, force: true });

@@ -5,8 +5,9 @@
 //   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…), never the host root;
 // - the runtime's system directories are read-only: /usr (the host's, with the image's `sudo` stacked
 //   over it), real /bin, /lib… directories bind-mounted read-only, the runtime's Node at
-//   /opt/vercel-sandbox-node; /proc is the sandbox's own PID namespace; /dev is a minimal set (null,
-//   zero, full, random, urandom, tty, a private devpts, shm); /tmp is the sandbox's own;
+//   /opt/vercel-sandbox-node (in the image, host-owned, so read-only too); /proc is the sandbox's own
+//   PID namespace; /dev is a minimal set (null, zero, full, random, urandom, tty, a private devpts, shm);
+//   /tmp is the sandbox's own (in its upper layer);
 // - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
 // Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to unused host
 // ids (image.ts), as `vercel-sandbox` (uid 1000, in `wheel`), or as sandbox root with `sudo: true` or
@@ -89,8 +90,6 @@ export function resolveNodeBinDir(explicit?: string): string | undefined {
   return undefined;
 }
 
-/** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
-export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";
 /** How long a holder may take to build its root before the boot fails (and is cleaned up). */
 export const HOLDER_READY_TIMEOUT_MS = 30_000;
 
@@ -99,20 +98,16 @@ export function sandboxLayout(dir: string) {
   return {
     fs: path.join(dir, "fs"),
     upper: path.join(dir, "fs", "upper"),
-    tmp: path.join(dir, "fs", "tmp"),
     work: path.join(dir, "work"),
     root: path.join(dir, "root"),
   };
 }
 
-/** The sandbox's own layers, owned by sandbox root (host id SANDBOX_ID_BASE) so `/` and /tmp are root's. */
+/** The sandbox's own layers; the upper layer is sandbox root's (host id SANDBOX_ID_BASE), so `/` is root's. */
 export async function prepareLayers(dir: string): Promise<void> {
   const l = sandboxLayout(dir);
-  await Promise.all([mkdir(l.upper, { recursive: true }), mkdir(l.tmp, { recursive: true })]);
-  await Promise.all([mkdir(l.work, { recursive: true }), mkdir(l.root, { recursive: true })]);
+  await Promise.all([l.upper, l.work, l.root].map((d) => mkdir(d, { recursive: true })));
   await chown(l.upper, SANDBOX_ID_BASE, SANDBOX_ID_BASE);
-  await chown(l.tmp, SANDBOX_ID_BASE, SANDBOX_ID_BASE);
-  await chmod(l.tmp, 0o1777);
 }
 
 // Runs as PID 1 of the new mount/PID/network namespaces, as the host's root, until it pivots into the
@@ -121,8 +116,8 @@ export async function prepareLayers(dir: string): Promise<void> {
 // and kept open on fd 9 (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's
 // own ids is needed to keep it, and the holder itself stays outside it, out of the sandbox's reach.
 const HOLDER_SCRIPT = `set -e
-DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 TMPD=$5 IMAGE=$6 IMAGE_USR=$7 NODE_PREFIX=$8 BASE=$9 COUNT=\${10}
-shift 10
+DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 IMAGE=$5 IMAGE_USR=$6 BASE=$7 COUNT=$8
+shift 8
 # Layer paths are relative to the data dir, so the sandbox's mount table names nothing of the host.
 cd "$DATA"
 n=0
@@ -131,10 +126,6 @@ until mount -t overlay overlay -o "lowerdir=$IMAGE,upperdir=$UPPER,workdir=$WORK
 done
 mount -t overlay overlay -o "lowerdir=$IMAGE_USR:/usr" "$ROOT/usr"
 for d in "$@"; do mount --rbind "/$d" "$ROOT/$d"; mount -o remount,bind,ro "$ROOT/$d"; done
-if [ -n "$NODE_PREFIX" ]; then
-  mount --bind "$NODE_PREFIX" "$ROOT${SANDBOX_NODE_PREFIX}"
-  mount -o remount,bind,ro "$ROOT${SANDBOX_NODE_PREFIX}"
-fi
 mount -t proc -o nosuid,nodev,noexec proc "$ROOT/proc"
 mount -t tmpfs -o "mode=755,size=64k,nosuid,noexec,uid=$BASE,gid=$BASE" sandbox-dev "$ROOT/dev"
 for node in null zero full random urandom tty; do : > "$ROOT/dev/$node"; mount --bind "/dev/$node" "$ROOT/dev/$node"; done
@@ -143,7 +134,6 @@ mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$ROOT/dev/pts"
 mount -t tmpfs -o "mode=1777,size=64m,nosuid,nodev,uid=$BASE,gid=$BASE" sandbox-shm "$ROOT/dev/shm"
 ln -s pts/ptmx "$ROOT/dev/ptmx"; ln -s /proc/self/fd "$ROOT/dev/fd"
 ln -s /proc/self/fd/0 "$ROOT/dev/stdin"; ln -s /proc/self/fd/1 "$ROOT/dev/stdout"; ln -s /proc/self/fd/2 "$ROOT/dev/stderr"
-mount --bind "$TMPD" "$ROOT/tmp"
 ip link set lo up 2>/dev/null || true
 cd "$ROOT"; pivot_root . .; umount -l .; cd /
 unshare --user -- /bin/sleep infinity &
@@ -212,7 +202,6 @@ export async function startHolder(
   dataDir: string,
   image: SandboxImage,
   track: (c: ChildProcess) => void,
-  nodeBinDir?: string,
   timeoutMs = HOLDER_READY_TIMEOUT_MS,
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
@@ -242,10 +231,8 @@ export async function startHolder(
       l.root,
       path.relative(dataDir, l.upper),
       path.relative(dataDir, l.work),
-      l.tmp,
       path.relative(dataDir, image.root),
       path.relative(dataDir, image.usr),
-      nodeBinDir ? path.dirname(nodeBinDir) : "",
       String(SANDBOX_ID_BASE),
       String(SANDBOX_ID_COUNT),
       ...systemDirs,

@@ -30,7 +30,7 @@ export class Lifecycle {
   /** The sandbox image, built on first boot; a failed build is retried by the next boot. */
   private sandboxImage(): Promise<SandboxImage> {
     if (this.image) return this.image;
-    const building = ensureSandboxImage(this.dataDir);
+    const building = ensureSandboxImage(this.dataDir, this.nodeBinDir);
     this.image = building;
     building.catch(() => {
       if (this.image === building) this.image = undefined;
@@ -86,13 +86,7 @@ export class Lifecycle {
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
     try {
-      session.holder = await startHolder(
-        sandbox.dir,
-        this.dataDir,
-        await this.sandboxImage(),
-        this.track,
-        this.nodeBinDir,
-      );
+      session.holder = await startHolder(sandbox.dir, this.dataDir, await this.sandboxImage(), this.track);
     } catch (error) {
       session.status = "failed";
       session.updatedAt = Date.now();
