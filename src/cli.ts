@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // Command-line entry: `openclaw-vercel-sandbox <command>`. Each command is one entry in the
 // table below (add a new one there, e.g. a provider demo); nothing else needs to change.
+import { chmod, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 
 interface CliCommand {
@@ -12,20 +15,29 @@ interface CliCommand {
 const commands: Record<string, CliCommand> = {
   emulator: {
     summary: "serve the local Vercel Sandbox API until interrupted",
-    usage: "emulator [--port N] [--data-dir D]",
+    usage: "emulator [--port N] [--data-dir D] [--token-file F]",
     async run(argv) {
       const { values } = parseArgs({
         args: argv,
-        options: { port: { type: "string" }, "data-dir": { type: "string" } },
+        options: { port: { type: "string" }, "data-dir": { type: "string" }, "token-file": { type: "string" } },
       });
       const { startLocalSandboxApi } = await import("./emulator/index.js");
       const api = await startLocalSandboxApi({
         port: values.port ? Number(values.port) : undefined,
         dataDir: values["data-dir"],
+        // A token chosen by the caller comes from the environment, never from argv.
+        token: process.env.VERCEL_SANDBOX_EMULATOR_TOKEN || undefined,
       });
+      // The token is a credential: it goes to a 0600 file, never to the terminal or a log.
+      const tokenFile = path.resolve(
+        values["token-file"] ?? path.join(tmpdir(), `vercel-sandbox-emulator-${new URL(api.url).port}.token`),
+      );
+      await writeFile(tokenFile, `${api.credentials.token}\n`, { mode: 0o600, flag: "w" });
+      await chmod(tokenFile, 0o600);
+      const { teamId, projectId } = api.credentials;
       process.stdout.write(
         `Vercel Sandbox emulator listening on ${api.url}\n` +
-          `credentials: ${JSON.stringify(api.credentials)}\n` +
+          `teamId ${teamId}, projectId ${projectId}; bearer token in ${tokenFile} (0600)\n` +
           `Point the SDK at it with a fetch that rewrites https://vercel.com/api to ${api.url}. Ctrl-C stops it.\n`,
       );
       await new Promise<void>((resolve) => {
@@ -34,6 +46,7 @@ const commands: Record<string, CliCommand> = {
       });
       process.stdout.write("stopping: ending every sandbox process...\n");
       await api.close();
+      await rm(tokenFile, { force: true });
       return 0;
     },
   },

@@ -228,7 +228,8 @@ export class Lifecycle {
   async deleteSandbox(sandbox: SandboxRecord, deleteOrphanSnapshots: boolean): Promise<void> {
     const current = this.registry.sessions.get(sandbox.currentSessionId);
     if (current) await this.stop(current);
-    this.registry.sandboxes.delete(sandbox.name);
+    // A create of the same name may already hold the slot (Registry.withName): never remove its record.
+    if (this.registry.sandboxes.get(sandbox.name) === sandbox) this.registry.sandboxes.delete(sandbox.name);
     await rm(sandbox.dir, { recursive: true, force: true });
     if (!deleteOrphanSnapshots) return;
     const used = new Set([...this.registry.sandboxes.values()].flatMap((s) => [s.currentSnapshotId, s.baseSnapshotId]));

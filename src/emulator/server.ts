@@ -66,7 +66,8 @@ async function applyFault(
 export function createApiServer(state: EmulatorState, faults: FaultTable, log: RequestLogEntry[]): Server {
   const server = createServer((req, res) => {
     const started = performance.now();
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    // Prefixed, never resolved against a base: a path starting with "//" would otherwise name a host.
+    const url = new URL(`http://127.0.0.1${(req.url ?? "/").startsWith("/") ? "" : "/"}${req.url ?? ""}`);
     const method = (req.method ?? "GET").toUpperCase();
     const entry: RequestLogEntry = { method, path: url.pathname, status: 0, ms: 0 };
     log.push(entry);
@@ -98,7 +99,14 @@ export function createApiServer(state: EmulatorState, faults: FaultTable, log: R
       }
     })();
   });
-  server.on("clientError", (_error, socket) => socket.destroy());
+  // Requests Node's parser refuses (an unknown method, a malformed head) still get a JSON answer.
+  server.on("clientError", (_error, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const body = JSON.stringify({ error: { code: "bad_request", message: "Malformed HTTP request" } });
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   return server;
 }
 
