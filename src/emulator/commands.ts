@@ -6,6 +6,7 @@
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { networkModeOf, proxyEnv, sessionEgress } from "./egress.js";
+import { syncDirectRoutes } from "./egress-routes.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
@@ -63,6 +64,8 @@ export async function runCommand(ctx: Ctx): Promise<void> {
   // The session may have stopped while the body was read, or while its egress proxy started.
   let live = runningSession(ctx, session.id);
   const network = networkModeOf(live.networkPolicy);
+  await syncDirectRoutes(live);
+  live = runningSession(ctx, session.id);
   let proxy: Record<string, string> = {};
   if (network === "proxied") {
     try {

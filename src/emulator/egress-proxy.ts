@@ -11,9 +11,9 @@ import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { isIP, type Server, type Socket, connect as tcpConnect } from "node:net";
-import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { allowedAddresses, egressRules, normalizeHost, worthResolving } from "./egress-policy.js";
+import { hostAddresses } from "./host-addresses.js";
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const LOOKUP_TIMEOUT_MS = 10_000;
@@ -26,16 +26,6 @@ export interface EgressProxy {
 }
 
 type Decision = { addresses: LookupAddress[] } | { refused: string };
-
-/** Read per decision: interfaces come and go (a test host's veth, a VPN). */
-function hostInterfaceAddresses(): Set<string> {
-  return new Set(
-    Object.values(networkInterfaces())
-      .flat()
-      .map((i) => i?.address)
-      .filter((a): a is string => !!a),
-  );
-}
 
 async function resolve(host: string): Promise<LookupAddress[]> {
   const family = isIP(host);
@@ -87,7 +77,7 @@ export function serveEgressProxy(listener: Server, policyOf: () => Record<string
     if (!worthResolving(rules, host)) return { refused: `${host} is not allowed by the sandbox network policy` };
     let addresses: LookupAddress[];
     try {
-      addresses = allowedAddresses(rules, host, await resolve(host), hostInterfaceAddresses());
+      addresses = allowedAddresses(rules, host, await resolve(host), await hostAddresses());
     } catch (error) {
       return { refused: `${host} could not be resolved: ${(error as Error).message}` };
     }

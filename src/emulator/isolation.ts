@@ -27,6 +27,9 @@
 //   subnets the policy allows (`*` under allow-all) and reads the current policy per connection.
 //   Addresses of the host itself (loopback, link-local, the host's own interfaces) are refused unless
 //   the policy names them explicitly (an IP literal or a subnet), whatever a hostname resolves to.
+// - transparent, for the host's own addresses a policy names explicitly (egress-routes.ts): a veth link
+//   with one /32 route per such address (no default route, no IPv6), so clients that ignore proxy
+//   variables (the OpenClaw node's WebSocket) reach e.g. a gateway bound to a test host's address.
 //   NOT like Vercel: traffic must be proxy-aware (a raw socket or UDP/DNS from the sandbox has no route,
 //   where Vercel's transparent firewall would let allowed destinations through); header transform and
 //   forward rules are recorded and echoed, NOT applied.
@@ -35,7 +38,7 @@
 // and the public CA certificates the sandbox is given.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
-import { chmod, chown, mkdir } from "node:fs/promises";
+import { chown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SANDBOX_ID_BASE, SANDBOX_ID_COUNT, SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";

@@ -5,6 +5,7 @@
 // snapshot stops the session first. E7 (interactive) is answered in unsupported.ts.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
+import { syncDirectRoutes } from "./egress-routes.js";
 import { badRequest, field, readJson, sendJson } from "./http.js";
 import { routesOf, sandboxPayload, sessionPayload, snapshotPayload } from "./payloads.js";
 import { paginate, sortBy } from "./registry.js";
@@ -64,6 +65,7 @@ export async function updateNetworkPolicy(ctx: Ctx): Promise<void> {
   }
   session.networkPolicy = body;
   session.updatedAt = Date.now();
+  await syncDirectRoutes(session);
   sendJson(ctx.res, 200, { session: sessionPayload(session) });
 }
 
