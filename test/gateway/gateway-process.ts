@@ -5,6 +5,7 @@
 import type { ChildProcess } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import fs from "node:fs/promises";
+import { Agent, fetch as undiciFetch } from "undici";
 import type { RunLayout } from "./isolation.js";
 import { OPENCLAW_ENTRY } from "./openclaw.js";
 import type { ChildProcesses } from "./processes.js";
@@ -17,6 +18,12 @@ export interface StartOptions {
   /** Values that must never appear in returned text (e.g. that Vercel token). */
   secrets?: string[];
   timeoutMs?: number;
+  /**
+   * `custom`: bind as the config says (gateway.customBindHost, with its TLS); health probes then use https on
+   * 127.0.0.1, trusting only `tlsCertPem`. Default `loopback` (plain http).
+   */
+  bind?: "loopback" | "custom";
+  tlsCertPem?: string;
 }
 
 export class GatewayProcess {
@@ -27,6 +34,7 @@ export class GatewayProcess {
   readonly #timings: Record<string, number>;
   #child: ChildProcess | undefined;
   #log: WriteStream | undefined;
+  #tls: Agent | undefined;
 
   constructor(
     processes: ChildProcesses,
@@ -49,13 +57,24 @@ export class GatewayProcess {
   /** Starts the gateway with `baseEnv` plus options.env and waits for /healthz and /readyz. */
   async start(baseEnv: Record<string, string>, options: StartOptions): Promise<void> {
     if (this.#child) throw new Error("gateway already started");
+    this.#tls = options.tlsCertPem ? new Agent({ connect: { ca: options.tlsCertPem } }) : undefined;
     this.#redactor.add(...(options.secrets ?? []));
     const started = performance.now();
     const log = createWriteStream(this.#layout.gatewayOutPath, { mode: 0o600 });
     this.#log = log;
     const child = this.#processes.spawn(
       process.execPath,
-      [OPENCLAW_ENTRY, "gateway", "run", "--port", String(this.#port), "--bind", "loopback", "--auth", "token"],
+      [
+        OPENCLAW_ENTRY,
+        "gateway",
+        "run",
+        "--port",
+        String(this.#port),
+        "--bind",
+        options.bind ?? "loopback",
+        "--auth",
+        "token",
+      ],
       { cwd: this.#layout.runDir, env: { ...baseEnv, ...options.env } },
     );
     this.#child = child;
@@ -87,9 +106,11 @@ export class GatewayProcess {
   /** HTTP status of GET `pathname` on the gateway; 0 when it does not answer within 2 s. */
   async httpStatus(pathname: string, headers: Record<string, string> = {}): Promise<number> {
     try {
-      const response = await fetch(`http://127.0.0.1:${this.#port}${pathname}`, {
+      const scheme = this.#tls ? "https" : "http";
+      const response = await undiciFetch(`${scheme}://127.0.0.1:${this.#port}${pathname}`, {
         headers,
         signal: AbortSignal.timeout(2_000),
+        dispatcher: this.#tls,
       });
       await response.arrayBuffer();
       return response.status;
