@@ -41,6 +41,35 @@ export interface VercelClientOptions {
   embeddedBackend?: () => Promise<EmbeddedBackend>;
 }
 
+/** One command on a sandbox, as enrollment runs it; `env` is the only place a secret may travel. */
+export interface BoxCommand {
+  cmd: string;
+  args?: string[];
+  env?: Record<string, string>;
+  sudo?: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface BoxCommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The narrow part of a sandbox that node enrollment needs: write files, run a command to completion. It is
+ * all enrollment code sees of Vercel, so retries, classification and redaction stay in this seam.
+ */
+export interface SandboxBox {
+  readonly name: string;
+  writeFiles(
+    files: Array<{ path: string; content: string | Uint8Array; mode?: number }>,
+    signal?: AbortSignal,
+  ): Promise<void>;
+  run(command: BoxCommand): Promise<BoxCommandResult>;
+}
+
 export interface SandboxSummary {
   name: string;
   status: string;
@@ -190,6 +219,25 @@ export class VercelProject {
     } catch (error) {
       throw classify(error, "extend timeout");
     }
+  }
+
+  /** The enrollment view of a running sandbox (see SandboxBox). */
+  box(sandbox: SandboxHandle): SandboxBox {
+    return {
+      name: sandbox.name,
+      // Writing the same files again is harmless, so transient failures are retried.
+      writeFiles: (files, signal) => retrying("write files", signal, () => sandbox.writeFiles(files, { signal })),
+      // Never retried: a command may have run even when its answer was lost.
+      run: async ({ cmd, args = [], env = {}, sudo = false, timeoutMs, signal }) => {
+        try {
+          const finished = await sandbox.runCommand({ cmd, args, env, sudo, timeoutMs, signal });
+          const [stdout, stderr] = await Promise.all([finished.stdout({ signal }), finished.stderr({ signal })]);
+          return { exitCode: finished.exitCode, stdout, stderr };
+        } catch (error) {
+          throw classify(error, `run ${cmd}`);
+        }
+      },
+    };
   }
 
   async updateNetworkPolicy(

@@ -1,6 +1,9 @@
 // Pure decisions about a sandbox's shape: the create request for an allocation, the egress policy, and
-// machine classes. Deny-by-default egress: the package registry and whatever the profile adds; the gateway's
-// origin is added once enrollment reveals it.
+// machine classes. Egress is deny-by-default and follows the worker's life (seed 000: "gateway-only
+// egress"): at create, only what the profile adds; while the node bootstraps, also the gateway's host and
+// the package registry (the runtime artifact is installed with npm); once enrolled, the gateway and the
+// profile's additions only. `networkPolicy: "allow-all"` opts out of all of it.
+import { isIP } from "node:net";
 import type { NetworkPolicy } from "@vercel/sandbox";
 import { type Allocation, ownershipTags } from "./allocation.js";
 import { type ProfileSettings, VCPU_CHOICES } from "./settings.js";
@@ -8,11 +11,27 @@ import { type ProfileSettings, VCPU_CHOICES } from "./settings.js";
 export const PACKAGE_REGISTRY_HOST = "registry.npmjs.org";
 const MEMORY_GB_PER_VCPU = 2;
 
-export function egressPolicy(settings: ProfileSettings, extraHosts: readonly string[] = []): NetworkPolicy {
+export type EgressStage = "create" | "bootstrap" | "enrolled";
+
+/**
+ * The egress of a worker at one stage of its life. `gatewayHosts` are names or IP literals; an IP literal is
+ * allowed as a /32 (/128) subnet, the form Vercel's firewall matches addresses in. Nothing to allow is
+ * `deny-all`.
+ */
+export function egressPolicy(
+  settings: ProfileSettings,
+  gatewayHosts: readonly string[] = [],
+  stage: EgressStage = "bootstrap",
+): NetworkPolicy {
   if (settings.networkPolicy === "allow-all") return "allow-all";
-  const allow = [...new Set([PACKAGE_REGISTRY_HOST, ...extraHosts, ...settings.networkPolicy.allow])];
-  const cidrs = settings.networkPolicy.allowCidrs;
-  return cidrs.length > 0 ? { allow, subnets: { allow: cidrs } } : { allow };
+  const hosts = stage === "create" ? [] : gatewayHosts.map((h) => h.replace(/^\[(.*)\]$/, "$1"));
+  const names = hosts.filter((h) => isIP(h) === 0);
+  const addresses = hosts.filter((h) => isIP(h) !== 0).map((h) => `${h}/${isIP(h) === 4 ? 32 : 128}`);
+  const registry = stage === "bootstrap" ? [PACKAGE_REGISTRY_HOST] : [];
+  const allow = [...new Set([...registry, ...names, ...settings.networkPolicy.allow])];
+  const cidrs = [...new Set([...addresses, ...settings.networkPolicy.allowCidrs])];
+  if (allow.length === 0 && cidrs.length === 0) return "deny-all";
+  return { ...(allow.length > 0 ? { allow } : {}), ...(cidrs.length > 0 ? { subnets: { allow: cidrs } } : {}) };
 }
 
 export function createRequest(allocation: Allocation, settings: ProfileSettings, rawSettings: unknown, vcpus: number) {
@@ -26,7 +45,7 @@ export function createRequest(allocation: Allocation, settings: ProfileSettings,
     region: settings.region,
     // VM2 is disposable: nothing should be snapshotted behind our back when it stops.
     persistent: false,
-    networkPolicy: egressPolicy(settings),
+    networkPolicy: egressPolicy(settings, [], "create"),
     tags: ownershipTags(allocation, rawSettings, settings.tags),
     ...(expirationMs !== undefined ? { snapshotExpiration: expirationMs } : {}),
     ...(keepLast !== undefined ? { keepLastSnapshots: { count: keepLast } } : {}),

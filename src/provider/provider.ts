@@ -16,11 +16,13 @@ import {
 } from "./allocation.js";
 import {
   BackendUnavailableError,
+  type SandboxBox,
   type SandboxHandle,
   VercelClient,
   type VercelClientOptions,
   type VercelProject,
 } from "./client.js";
+import { NodeEnroller as BootstrapEnroller, type NodeEnrollerOptions } from "./enrollment/index.js";
 import { extensionMs, Keepalive, type TickOutcome } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
 import { createRequest, egressPolicy, gatewayHostOf, machineOptions, vcpusOfMachineClass } from "./policy.js";
@@ -35,7 +37,10 @@ export const PROVIDER_ID = "vercel-sandbox";
 
 export interface EnrollmentContext {
   leaseId: string;
+  /** The SDK handle, for custom enrollers; the built-in one uses only `box`. */
   sandbox: SandboxHandle;
+  /** The sandbox through the client seam: write files, run a command (retries, classification, redaction). */
+  box: SandboxBox;
   enrollment: NodeEnrollment;
   signal?: AbortSignal;
 }
@@ -50,7 +55,10 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   scope?: string;
   /** Where the lease ledger lives; in memory when absent. */
   stateDir?: string;
+  /** Replaces the built-in node bootstrap (tests, custom images). */
   enroll?: NodeEnroller;
+  /** Tunes the built-in node bootstrap, e.g. a shorter wait for the device. */
+  enrollment?: Omit<NodeEnrollerOptions, "logger">;
   retainedSnapshots?: RetainedSnapshots;
   /** Keepalive tick interval; by default a third of the session timeout, between 5 s and 5 minutes. */
   keepaliveIntervalMs?: number;
@@ -73,13 +81,6 @@ const ENROLL_BUDGET_MS = 15 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const ADOPT_LOOKUPS = 8;
-
-const notYetEnrollable: NodeEnroller = async () => {
-  throw new WorkerProviderError(
-    "vercel-sandbox: starting an OpenClaw node on the sandbox is not available in this version; " +
-      "the sandbox was released",
-  );
-};
 
 function settingsOf(profile: unknown): ProfileSettings {
   try {
@@ -108,7 +109,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
   const knownSettings = new Map<string, ProfileSettings>();
-  const enroll = options.enroll ?? notYetEnrollable;
+  const bootstrapEnroller = new BootstrapEnroller({ logger, ...options.enrollment });
+  const enroll: NodeEnroller = options.enroll ?? ((context) => bootstrapEnroller.enroll(context));
   const retained: RetainedSnapshots = options.retainedSnapshots ?? (async () => new Set());
   const step = (name: ProvisionStep, leaseId: string) => {
     options.onStep?.(name, leaseId);
@@ -222,11 +224,19 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     registerSecret(enrollment.nodeBootstrap.token, leaseId);
     if (enrollment.mode === "connect") registerSecret(enrollment.setupCode, leaseId);
     step("enrollment-started", leaseId);
+    // Egress opens for the bootstrap (gateway and package registry) and narrows to the gateway once enrolled.
     const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
-    if (settings.networkPolicy !== "allow-all" && gatewayHost) {
-      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, [gatewayHost]), options.signal);
+    const gateway = gatewayHost ? [gatewayHost] : [];
+    const restricted = settings.networkPolicy !== "allow-all";
+    if (restricted) {
+      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "bootstrap"), options.signal);
     }
-    return enroll({ leaseId, sandbox, enrollment, signal: options.signal });
+    const box = project.box(sandbox);
+    const deviceId = await enroll({ leaseId, sandbox, box, enrollment, signal: options.signal });
+    if (restricted) {
+      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "enrolled"), options.signal);
+    }
+    return deviceId;
   }
 
   async function provisionLocked(

@@ -1,0 +1,137 @@
+// The provider side of node enrollment: writes the bootstrap program to the sandbox and runs it through the
+// client seam, logs each phase with its duration, turns a failure into a named error carrying bounded box
+// evidence, then waits for the gateway to see the node's device. Secrets (the bootstrap token, the setup
+// code) travel only in the environment of the one bootstrap command; the plan it gets is not secret.
+import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import type { SandboxBox } from "../client.js";
+import { messageOf, redact } from "../redact.js";
+import type { NodeEnrollment, ProviderLogger } from "../types.js";
+import { EnrollmentTimeoutError, EnrollmentWaitError, NodeBootstrapError } from "./errors.js";
+import { type BootstrapPlan, type BootstrapTimings, DEFAULT_TIMINGS, enrollmentPlan, evidencePlan } from "./plan.js";
+import { BOOTSTRAP_PROGRAM, PROGRAM_ENV, PROGRAM_PATH } from "./program/index.js";
+import { type EvidenceEvent, evidenceText, outcomeOf, parseEvents, phasesOf } from "./protocol.js";
+
+export interface NodeEnrollerOptions {
+  logger?: ProviderLogger;
+  /** How long to wait for the gateway to see the node's device; the gateway itself gives up after 10 minutes. */
+  waitTimeoutMs?: number;
+  timings?: Partial<BootstrapTimings>;
+}
+
+export interface EnrollOnBox {
+  leaseId: string;
+  box: SandboxBox;
+  enrollment: NodeEnrollment;
+  /** The provision's signal (an operator's Stop). */
+  signal?: AbortSignal;
+}
+
+const DEFAULT_WAIT_MS = 10 * 60_000;
+const EVIDENCE_TIMEOUT_MS = 60_000;
+/** The bootstrap command's own bound, past the download and install bounds it contains. */
+const COMMAND_MARGIN_MS = 2 * 60_000;
+
+export class NodeEnroller {
+  private readonly logger: ProviderLogger;
+  private readonly timings: BootstrapTimings;
+  private readonly waitTimeoutMs: number;
+
+  constructor(options: NodeEnrollerOptions = {}) {
+    this.logger = options.logger ?? { warn: (message) => console.warn(message) };
+    this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
+    this.waitTimeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_MS;
+  }
+
+  /** Starts (or adopts) the node on the box and resolves with the device id the gateway saw enroll. */
+  async enroll({ leaseId, box, enrollment, signal }: EnrollOnBox): Promise<string> {
+    const stop = anySignal(signal, enrollment.signal);
+    stop?.throwIfAborted();
+    const plan = enrollmentPlan(leaseId, enrollment, this.timings);
+    await box.writeFiles([{ path: PROGRAM_PATH, content: BOOTSTRAP_PROGRAM, mode: 0o700 }], stop);
+    await this.bootstrap(box, plan, enrollment, stop);
+    return this.awaitDevice(box, plan, enrollment, stop);
+  }
+
+  private async bootstrap(box: SandboxBox, plan: BootstrapPlan, enrollment: NodeEnrollment, stop?: AbortSignal) {
+    const env: Record<string, string> = {
+      [PROGRAM_ENV.plan]: JSON.stringify(plan),
+      [PROGRAM_ENV.token]: enrollment.nodeBootstrap.token,
+      ...(enrollment.mode === "connect" ? { [PROGRAM_ENV.setupCode]: enrollment.setupCode } : {}),
+    };
+    const timeoutMs = this.timings.downloadTimeoutMs + this.timings.installTimeoutMs + COMMAND_MARGIN_MS;
+    const result = await box.run({ cmd: "node", args: [PROGRAM_PATH], env, timeoutMs, signal: stop });
+    const events = parseEvents(result.stdout);
+    for (const phase of phasesOf(events)) {
+      const detail = phase.detail ? ` ${redact(JSON.stringify(phase.detail))}` : "";
+      this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${phase.phase} ${phase.ms} ms${detail}`);
+    }
+    const outcome = outcomeOf(events);
+    if (outcome?.event === "done") {
+      const how = outcome.adopted ? `adopted running node pid ${outcome.pid}` : `started node pid ${outcome.pid}`;
+      this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${how} (runtime ${outcome.runtime})`);
+      return;
+    }
+    const evidence = await this.evidence(box, plan);
+    if (outcome?.code === "node-version") throw new WorkerProviderError(redact(`vercel-sandbox: ${outcome.message}`));
+    if (outcome) throw new NodeBootstrapError(outcome.phase, outcome.code, outcome.message, evidence);
+    const said = `${result.stderr}`.replace(/\s+/g, " ").trim().slice(-500);
+    throw new NodeBootstrapError(
+      "run",
+      `exit-${result.exitCode}`,
+      `the bootstrap program ended without a result${said ? `: ${said}` : ""}; replay the operation`,
+      evidence,
+    );
+  }
+
+  private async awaitDevice(box: SandboxBox, plan: BootstrapPlan, enrollment: NodeEnrollment, stop?: AbortSignal) {
+    const started = Date.now();
+    const waiting = enrollment.waitForDeviceId();
+    // The gateway's wait goes on after ours gives up; its late rejection is expected, not unhandled.
+    waiting.catch(() => undefined);
+    const timeout = AbortSignal.timeout(this.waitTimeoutMs);
+    const outcome = await Promise.race([
+      waiting.then(
+        (deviceId) => ({ deviceId }),
+        (error: unknown) => ({ error }),
+      ),
+      aborted(timeout).then(() => ({ timedOut: true as const })),
+      ...(stop ? [aborted(stop).then(() => ({ error: stop.reason as unknown }))] : []),
+    ]);
+    const ms = Date.now() - started;
+    this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap wait ${ms} ms`);
+    if ("deviceId" in outcome && typeof outcome.deviceId === "string" && outcome.deviceId) return outcome.deviceId;
+    // Stopping (operator or gateway shutdown): the provider decides what happens to the sandbox; no evidence.
+    if (stop?.aborted) throw stop.reason instanceof Error ? stop.reason : new Error(String(stop.reason));
+    const evidence = await this.evidence(box, plan);
+    if ("timedOut" in outcome) throw new EnrollmentTimeoutError(ms, evidence);
+    const reason = "error" in outcome ? messageOf(outcome.error) : "the gateway reported no device id";
+    throw new EnrollmentWaitError(reason, evidence);
+  }
+
+  /** Bounded, redacted facts from the box; never throws (a failure to look is itself reported). */
+  private async evidence(box: SandboxBox, plan: BootstrapPlan): Promise<string> {
+    try {
+      const result = await box.run({
+        cmd: "node",
+        args: [PROGRAM_PATH],
+        env: { [PROGRAM_ENV.plan]: JSON.stringify(evidencePlan(plan)) },
+        timeoutMs: EVIDENCE_TIMEOUT_MS,
+        signal: AbortSignal.timeout(EVIDENCE_TIMEOUT_MS),
+      });
+      const event = parseEvents(result.stdout).find((e): e is EvidenceEvent => e.event === "evidence");
+      return redact(evidenceText(event, `exit ${result.exitCode}`));
+    } catch (error) {
+      return redact(evidenceText(undefined, messageOf(error)));
+    }
+  }
+}
+
+function anySignal(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  return present.length === 0 ? undefined : present.length === 1 ? present[0] : AbortSignal.any(present);
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}

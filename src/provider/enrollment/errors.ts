@@ -1,0 +1,47 @@
+// Named enrollment failures. Each carries the facts (phase, code) and a message that says what happened and
+// what to do; evidence from the box is appended once collected. Messages are redacted where they are built,
+// and again by the provider on the way out.
+import { redact } from "../redact.js";
+
+/** A bootstrap step on the sandbox failed; `phase` is the step, `code` the reason (for example `http-401`). */
+export class NodeBootstrapError extends Error {
+  override readonly name = "NodeBootstrapError";
+  constructor(
+    readonly phase: string,
+    readonly code: string,
+    detail: string,
+    readonly evidence = "",
+  ) {
+    super(
+      redact(`vercel-sandbox: node bootstrap ${phase} failed (${code}): ${detail}${evidence ? `; ${evidence}` : ""}`),
+    );
+  }
+}
+
+/** The node started but the gateway did not see it enroll within the wait. */
+export class EnrollmentTimeoutError extends Error {
+  override readonly name = "EnrollmentTimeoutError";
+  constructor(
+    readonly waitedMs: number,
+    readonly evidence = "",
+  ) {
+    super(
+      redact(
+        `vercel-sandbox: the node did not enroll with the gateway within ${Math.round(waitedMs / 1000)} s; ` +
+          `check that the sandbox reaches the gateway (its egress allows the gateway's host) and the node's log` +
+          `${evidence ? `; ${evidence}` : ""}`,
+      ),
+    );
+  }
+}
+
+/** The gateway's wait for the device failed for a reason of its own (it reports why). */
+export class EnrollmentWaitError extends Error {
+  override readonly name = "EnrollmentWaitError";
+  constructor(
+    reason: string,
+    readonly evidence = "",
+  ) {
+    super(redact(`vercel-sandbox: waiting for the node to enroll failed: ${reason}${evidence ? `; ${evidence}` : ""}`));
+  }
+}

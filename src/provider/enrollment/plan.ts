@@ -1,0 +1,149 @@
+// Pure decisions of node enrollment: which gateway descriptor is acceptable, and the non-secret plan the
+// bootstrap program runs on the sandbox. Secrets are never part of a plan: they travel separately, in the
+// environment of the one bootstrap command (see driver.ts), so a plan may be logged, put in argv or written
+// to the sandbox without leaking anything.
+import type { NodeEnrollment } from "../types.js";
+
+/** OpenClaw 2026.9.2's engines: `>=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0`, as the program compares them. */
+export const NODE_ENGINES: readonly EngineRange[] = [
+  { min: [22, 22, 3], belowMajor: 23 },
+  { min: [24, 15, 0], belowMajor: 25 },
+  { min: [25, 9, 0] },
+];
+export const NODE_ENGINES_TEXT = ">=22.22.3 <23, >=24.15.0 <25 or >=25.9.0";
+
+export interface EngineRange {
+  min: readonly [number, number, number];
+  belowMajor?: number;
+}
+
+/** Timings the program honours; each bounds one step on the box. */
+export interface BootstrapTimings {
+  downloadTimeoutMs: number;
+  installTimeoutMs: number;
+  /** How long a freshly launched node must stay alive before the program reports success. */
+  launchGraceMs: number;
+}
+
+export const DEFAULT_TIMINGS: BootstrapTimings = {
+  downloadTimeoutMs: 10 * 60_000,
+  installTimeoutMs: 10 * 60_000,
+  launchGraceMs: 1_500,
+};
+
+export interface BootstrapPlan {
+  action: "enroll" | "evidence";
+  leaseId: string;
+  mode: "connect" | "resume";
+  displayName: string;
+  openclawVersion: string;
+  artifact: { url: string; sha256: string; bytes: number; pin?: string };
+  enabledPluginIds: string[];
+  engines: readonly EngineRange[];
+  enginesText: string;
+  timings: BootstrapTimings;
+}
+
+/** The gateway handed us something the bootstrap must not act on. */
+export class EnrollmentDescriptorError extends Error {
+  override readonly name = "EnrollmentDescriptorError";
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super(
+      `vercel-sandbox: the gateway's node bootstrap descriptor is unusable: \`${field}\` ${reason}; replay the operation, and if it persists, restart the gateway`,
+    );
+  }
+}
+
+const LEASE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const PLUGIN_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/i;
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/** A TLS pin as the program compares it: 64 lowercase hex digits, from `sha256:AB:CD…` or plain hex. */
+export function normalizeFingerprint(raw: string): string {
+  const hex = raw
+    .trim()
+    .replace(/^sha256:/i, "")
+    .replace(/:/g, "")
+    .toLowerCase();
+  if (!SHA256.test(hex))
+    throw new EnrollmentDescriptorError("nodeBootstrap.tlsFingerprint", "is not a SHA-256 fingerprint");
+  return hex;
+}
+
+/** The artifact URL: http(s) only, no credentials, query or fragment (the bearer token is a header). */
+export function checkArtifactUrl(raw: string, pinned: boolean): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new EnrollmentDescriptorError("nodeBootstrap.url", "is not a URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new EnrollmentDescriptorError("nodeBootstrap.url", "must be http or https");
+  }
+  if (pinned && url.protocol !== "https:") {
+    throw new EnrollmentDescriptorError("nodeBootstrap.url", "must be https when a TLS fingerprint is pinned");
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new EnrollmentDescriptorError("nodeBootstrap.url", "must not carry credentials, a query or a fragment");
+  }
+  return url.href;
+}
+
+/** The plan for one enrollment on one lease's sandbox. Throws EnrollmentDescriptorError naming the bad field. */
+export function enrollmentPlan(
+  leaseId: string,
+  enrollment: NodeEnrollment,
+  timings: BootstrapTimings = DEFAULT_TIMINGS,
+): BootstrapPlan {
+  const bootstrap = enrollment.nodeBootstrap;
+  if (!LEASE_ID.test(leaseId)) throw new EnrollmentDescriptorError("leaseId", "is not a lease id of ours");
+  const sha256 = String(bootstrap.sha256).toLowerCase();
+  if (!SHA256.test(sha256)) throw new EnrollmentDescriptorError("nodeBootstrap.sha256", "is not 64 hex digits");
+  if (!Number.isSafeInteger(bootstrap.bytes) || bootstrap.bytes <= 0) {
+    throw new EnrollmentDescriptorError("nodeBootstrap.bytes", "is not a positive byte count");
+  }
+  const pin = bootstrap.tlsFingerprint ? normalizeFingerprint(bootstrap.tlsFingerprint) : undefined;
+  const url = checkArtifactUrl(bootstrap.url, pin !== undefined);
+  if (!bootstrap.token) throw new EnrollmentDescriptorError("nodeBootstrap.token", "is empty");
+  const plugins = bootstrap.enabledPluginIds ?? [];
+  const badPlugin = plugins.find((id) => !PLUGIN_ID.test(id));
+  if (badPlugin !== undefined)
+    throw new EnrollmentDescriptorError("nodeBootstrap.enabledPluginIds", "holds an id that is not a plugin id");
+  if (!enrollment.openclawVersion) throw new EnrollmentDescriptorError("openclawVersion", "is empty");
+  if (enrollment.mode === "connect" && !enrollment.setupCode) {
+    throw new EnrollmentDescriptorError("setupCode", "is empty");
+  }
+  return {
+    action: "enroll",
+    leaseId,
+    mode: enrollment.mode,
+    // Core caps it at 64 characters; the cap here only guards argv against a surprise.
+    displayName: (enrollment.displayName || "Cloud worker").slice(0, 128),
+    openclawVersion: enrollment.openclawVersion,
+    artifact: { url, sha256, bytes: bootstrap.bytes, ...(pin ? { pin } : {}) },
+    enabledPluginIds: [...plugins],
+    engines: NODE_ENGINES,
+    enginesText: NODE_ENGINES_TEXT,
+    timings,
+  };
+}
+
+/** The plan of the evidence run after a failure: same lease paths, nothing to download or start. */
+export function evidencePlan(plan: BootstrapPlan): BootstrapPlan {
+  return { ...plan, action: "evidence" };
+}
+
+/** Whether a Node version (`v24.22.3`) satisfies the engines; the program makes the same comparison on the box. */
+export function satisfiesEngines(version: string, engines: readonly EngineRange[] = NODE_ENGINES): boolean {
+  const parts = version.replace(/^v/, "").split(/[.-]/).slice(0, 3).map(Number);
+  if (parts.length < 3 || parts.some((n) => !Number.isInteger(n))) return false;
+  const [major, minor, patch] = parts as [number, number, number];
+  return engines.some(({ min, belowMajor }) => {
+    const atLeast = major !== min[0] ? major > min[0] : minor !== min[1] ? minor > min[1] : patch >= min[2];
+    return atLeast && (belowMajor === undefined || major < belowMajor);
+  });
+}

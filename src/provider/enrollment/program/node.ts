@@ -1,0 +1,88 @@
+// The program's node steps: adopt a running node of this lease, activate the runtime in the lease's private
+// state directory, and start the node detached with its output in a private log. In connect mode the setup
+// code reaches the node only through a 0600 file that `openclaw connect --target-file` deletes once read;
+// the node's argv and environment never hold it.
+// biome-ignore lint/complexity/noUselessStringRaw: every part is raw, so an escape added later stays literal
+export const NODE_STEPS = String.raw`
+/** A live node of ours from an earlier run of this lease is adopted, never doubled; a foreign pid is refused. */
+function adoptable() {
+  const pid = readPid();
+  if (!pid) return 0;
+  if (!alive(pid)) {
+    fs.rmSync(FILES.pid, { force: true });
+    return 0;
+  }
+  if (!isOurs(pid)) {
+    throw fail("launch", "foreign-process", "pid " + pid + " in this lease's node.pid is alive but is not this lease's node; release the worker and provision it again");
+  }
+  return pid;
+}
+
+async function activate() {
+  fs.mkdirSync(STATE, { recursive: true, mode: 0o700 });
+  fs.chmodSync(STATE, 0o700);
+  fs.rmSync(FILES.runtime, { force: true });
+  fs.symlinkSync(RUNTIME, FILES.runtime);
+  const env = Object.assign({}, process.env, { OPENCLAW_STATE_DIR: STATE });
+  for (const id of PLAN.enabledPluginIds) {
+    const code = await runLogged(process.execPath, [cliOf(RUNTIME), "plugins", "enable", id], {
+      cwd: RUNTIME,
+      env: env,
+      log: FILES.log,
+      timeoutMs: 120000,
+    });
+    if (code !== 0) {
+      throw fail("activate", "plugin-enable", "openclaw plugins enable " + id + " exited " + code + ": " + tail(FILES.log, 1000));
+    }
+  }
+  return { plugins: PLAN.enabledPluginIds.length };
+}
+
+function launchArgv() {
+  const common = ["--ephemeral", "--display-name", PLAN.displayName];
+  if (PLAN.mode === "connect") return [cliOf(RUNTIME), "connect", "--target-file", FILES.setupCode].concat(common);
+  return [cliOf(RUNTIME), "node", "run"].concat(common);
+}
+
+async function launch() {
+  if (PLAN.mode === "connect") {
+    fs.rmSync(FILES.setupCode, { force: true });
+    fs.writeFileSync(FILES.setupCode, SECRETS.setupCode, { flag: "wx", mode: 0o600 });
+  }
+  const log = fs.openSync(FILES.log, "a", 0o600);
+  const child = spawn(process.execPath, launchArgv(), {
+    cwd: RUNTIME,
+    env: Object.assign({}, process.env, { OPENCLAW_STATE_DIR: STATE }),
+    detached: true,
+    stdio: ["ignore", log, log],
+  });
+  fs.closeSync(log);
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code === null ? "signal " + signal : "code " + code)));
+  const spawnError = new Promise((resolve) => child.once("error", (error) => resolve("spawn error " + error.message)));
+  // A node that dies at once (bad runtime, refused arguments) is reported now, with its log, rather than
+  // after the gateway's long wait for a device that will never come.
+  const early = await Promise.race([exited, spawnError, new Promise((r) => setTimeout(r, PLAN.timings.launchGraceMs, ""))]);
+  if (early) {
+    fs.rmSync(FILES.setupCode, { force: true });
+    throw fail("launch", "node-exited", "the node exited right after it started (" + early + "); its log ends: " + tail(FILES.log, 1000));
+  }
+  fs.writeFileSync(FILES.pid, String(child.pid), { mode: 0o600 });
+  child.unref();
+  return { pid: child.pid };
+}
+
+/** What a failed enrollment leaves to look at: bounded, and the setup code is removed if the node never took it. */
+function evidence() {
+  fs.rmSync(FILES.setupCode, { force: true });
+  let runtime = "absent";
+  try {
+    runtime = fs.readlinkSync(FILES.runtime);
+    if (!fs.existsSync(runtime)) runtime = "absent (link to " + runtime + ")";
+  } catch {
+    runtime = fs.existsSync(RUNTIME) ? RUNTIME + " (not activated)" : "absent";
+  }
+  const pid = readPid();
+  const node = pid && alive(pid) ? (isOurs(pid) ? "alive" : "foreign") : "dead-or-absent";
+  emit({ event: "evidence", runtime: runtime, node: node, logTail: tail(FILES.log, 2000) });
+}
+`;

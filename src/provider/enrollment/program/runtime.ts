@@ -1,0 +1,83 @@
+// The program's runtime steps: reuse a verified install of this artifact's SHA-256, or install the downloaded
+// archive with npm (it is not an offline bundle: npm fetches its dependencies from the registry) into a
+// staging directory that becomes the runtime only once the installed openclaw is verified. npm's
+// environment holds no secret: they left process.env before anything ran.
+// biome-ignore lint/complexity/noUselessStringRaw: every part is raw, so an escape added later stays literal
+export const RUNTIME_STEPS = String.raw`
+/** The installed openclaw must be the gateway's: name, version, and the CLI's own answer. */
+async function verifyRuntime(runtime) {
+  const manifest = path.join(runtime, "node_modules", "openclaw", "package.json");
+  let pkg;
+  try {
+    pkg = JSON.parse(fs.readFileSync(manifest, "utf8"));
+  } catch (error) {
+    return "the installed package has no readable package.json (" + (error.code || error.message) + ")";
+  }
+  if (pkg.name !== "openclaw") return "the artifact installed package " + JSON.stringify(pkg.name) + ", not openclaw";
+  if (pkg.version !== PLAN.openclawVersion) {
+    return "the artifact installed openclaw " + pkg.version + ", the gateway runs " + PLAN.openclawVersion;
+  }
+  const log = path.join(runtime, ".verify.log");
+  fs.rmSync(log, { force: true });
+  const code = await runLogged(process.execPath, [cliOf(runtime), "--version"], {
+    cwd: runtime,
+    env: process.env,
+    log: log,
+    timeoutMs: 60000,
+  });
+  const printed = tail(log, 512).trim();
+  fs.rmSync(log, { force: true });
+  if (code !== 0 || !printed.includes("OpenClaw " + PLAN.openclawVersion)) {
+    return "the installed CLI answered --version with " + JSON.stringify(printed.slice(0, 120)) + " (exit " + code + ")";
+  }
+  return undefined;
+}
+
+/** An install of this SHA-256 that still verifies; a broken one is removed so it is reinstalled. */
+async function reusableRuntime() {
+  if (!fs.existsSync(RUNTIME)) return false;
+  const problem = await verifyRuntime(RUNTIME);
+  if (problem === undefined) return true;
+  fs.rmSync(RUNTIME, { recursive: true, force: true });
+  return false;
+}
+
+async function install(archive) {
+  const staging = fs.mkdtempSync(path.join(RUNTIMES, ".staging-" + PLAN.artifact.sha256.slice(0, 12) + "-"));
+  const log = path.join(staging, "npm.log");
+  try {
+    fs.writeFileSync(
+      path.join(staging, "package.json"),
+      JSON.stringify({ private: true, allowScripts: { ["file:" + archive]: true } }),
+    );
+    const code = await runLogged(
+      "npm",
+      ["install", "--prefix", staging, "--omit=dev", "--no-save", "--package-lock=false", "--no-audit", "--no-fund",
+        "--ignore-scripts=false", "--loglevel=warn", archive],
+      {
+        cwd: staging,
+        env: Object.assign({}, process.env, { npm_config_update_notifier: "false" }),
+        log: log,
+        timeoutMs: PLAN.timings.installTimeoutMs,
+      },
+    ).catch((error) => {
+      throw fail("install", "npm-unavailable", "could not run npm on the sandbox: " + error.message);
+    });
+    if (code !== 0) {
+      throw fail("install", "npm-failed", "npm install of the artifact failed (exit " + code + "); it needs registry.npmjs.org in the sandbox's egress. npm said: " + tail(log, 2000));
+    }
+    const problem = await verifyRuntime(staging);
+    if (problem) throw fail("install", "runtime-mismatch", problem);
+    fs.rmSync(log, { force: true });
+    try {
+      fs.renameSync(staging, RUNTIME);
+    } catch (error) {
+      // Another bootstrap of the same digest won the race: use its (verified) install.
+      if (!(await reusableRuntime())) throw error;
+    }
+    return undefined;
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+`;
