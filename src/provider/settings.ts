@@ -1,16 +1,32 @@
 // Profile settings (`cloudWorkers.profiles.<id>.settings`): the TypeBox schema, and the pure parse that turns
 // a frozen settings object into normalized values or a named error. Nothing here reads the environment or
 // talks to Vercel, so an invalid profile is rejected before any request.
+
+import { isIPv4, isIPv6 } from "node:net";
+import { isAbsolute } from "node:path";
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value, ValueErrorType } from "@sinclair/typebox/value";
 import { durationMs } from "./duration.js";
 
-const EnvName = Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$", description: "environment variable name" });
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const EnvName = Type.String({ pattern: ENV_NAME.source, description: "environment variable name" });
 const Duration = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: "^[0-9]+(ms|s|m|h|d)$" })], {
   description: 'milliseconds, or a duration such as "45m"',
 });
-const Domain = Type.String({ pattern: "^(\\*\\.)?[A-Za-z0-9.-]{1,253}$", description: "domain name, `*.` allowed" });
+// Dot-separated labels of letters, digits and inner hyphens (so no empty label, no leading or trailing hyphen).
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const Domain = Type.String({
+  pattern: `^(\\*\\.)?${LABEL}(\\.${LABEL})*$`,
+  maxLength: 253,
+  description: "domain name, `*.` allowed",
+});
+// The shape only; whether the address and prefix make a block is checked in `checkCidrs`.
 const Cidr = Type.String({ pattern: "^[0-9a-fA-F:.]+/[0-9]{1,3}$", description: "CIDR block" });
+/** Vercel team and project ids (`team_…`, `prj_…`) and team slugs. */
+const VercelId = Type.String({
+  pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$",
+  description: "a Vercel id such as team_… or prj_…",
+});
 
 /** A SecretRef as OpenClaw core requires for secret-looking settings keys. Only `env` and `file` resolve here. */
 export const SecretRefSchema = Type.Object(
@@ -41,9 +57,9 @@ export const ProfileSettingsSchema = Type.Object(
     ),
     tokenEnv: Type.Optional(EnvName),
     token: Type.Optional(SecretRefSchema),
-    teamId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    teamId: Type.Optional(VercelId),
     teamIdEnv: Type.Optional(EnvName),
-    projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    projectId: Type.Optional(VercelId),
     projectIdEnv: Type.Optional(EnvName),
     runtime: Type.Optional(
       Type.Union(
@@ -142,18 +158,33 @@ function keyOf(instancePath: string): string {
   return instancePath.replace(/^\//, "").split("/").filter(Boolean).join(".") || "settings";
 }
 
-/** Reports the first schema violation by key. Values are never echoed: a misplaced token must not leak. */
-function firstSchemaError(schema: TSchema, value: unknown): SettingsError | undefined {
+/**
+ * Reports the first schema violation by key. Values are never echoed: a misplaced token must not leak. An
+ * object that matches no member of a union (`networkPolicy`) is reported by what is wrong inside it, against
+ * the union's object member, so the key named is the one to fix (`networkPolicy.allow.0`).
+ */
+function firstSchemaError(schema: TSchema, value: unknown, base = ""): SettingsError | undefined {
   for (const error of Value.Errors(schema, value)) {
+    const path = base + error.path;
     const description = (error.schema as { description?: string }).description;
+    if (error.type === ValueErrorType.Union && isRecord(error.value)) {
+      const members = (error.schema as { anyOf?: TSchema[] }).anyOf ?? [];
+      const objectMember = members.find((member) => (member as { type?: unknown }).type === "object");
+      const inner = objectMember && firstSchemaError(objectMember, error.value, path);
+      if (inner) return inner;
+    }
     if (error.type === ValueErrorType.ObjectAdditionalProperties) {
       const reason = description ? `is not allowed: ${description}` : "is not a known setting; check its spelling";
-      return new SettingsError(keyOf(error.path), reason);
+      return new SettingsError(keyOf(path), reason);
     }
     const expected = description ? `expected ${description}` : error.message.toLowerCase();
-    return new SettingsError(keyOf(error.path), `is invalid: ${expected}`);
+    return new SettingsError(keyOf(path), `is invalid: ${expected}`);
   }
   return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function toMs(key: string, value: number | string): number {
@@ -174,6 +205,12 @@ function credentialsOf(input: ProfileSettingsInput): CredentialSource {
   if (input.token && input.tokenEnv) throw new SettingsError("token", "and `tokenEnv` are exclusive; keep one");
   if (input.token && input.token.source === "exec") {
     throw new SettingsError("token.source", 'must be "env" or "file"; exec SecretRefs are not supported');
+  }
+  if (input.token?.source === "env" && !ENV_NAME.test(input.token.id)) {
+    throw new SettingsError("token.id", "must be an environment variable name for an env SecretRef");
+  }
+  if (input.token?.source === "file" && !isAbsolute(input.token.id)) {
+    throw new SettingsError("token.id", "must be an absolute path for a file SecretRef");
   }
   const pick = (value: string | undefined, env: string | undefined, key: string, defaultEnv: string) => {
     if (value !== undefined && env !== undefined) throw new SettingsError(key, `and \`${key}Env\` are exclusive`);
@@ -217,6 +254,7 @@ export function parseSettings(profile: unknown): ProfileSettings {
   }
   if (settings.apiUrl !== undefined) checkApiUrl(settings.apiUrl);
   const policy = settings.networkPolicy;
+  if (policy !== undefined && policy !== "allow-all") checkCidrs(policy.allowCidrs ?? []);
   const expiration = settings.snapshots?.expiration;
   return {
     backend: settings.backend ?? "vercel",
@@ -251,4 +289,15 @@ function checkApiUrl(raw: string): void {
   }
   const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
   if (url.protocol === "http:" && !loopback) throw new SettingsError("apiUrl", "must use https unless it is loopback");
+}
+
+/** An address of its family and a prefix that fits it; the value is never echoed, only its position. */
+function checkCidrs(cidrs: readonly string[]): void {
+  cidrs.forEach((cidr, index) => {
+    const [address = "", prefix = ""] = cidr.split("/");
+    const bits = isIPv4(address) ? 32 : isIPv6(address) ? 128 : 0;
+    if (bits === 0 || Number(prefix) > bits) {
+      throw new SettingsError(`networkPolicy.allowCidrs.${index}`, "is not a valid CIDR block (address/prefix)");
+    }
+  });
 }

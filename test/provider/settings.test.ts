@@ -78,7 +78,7 @@ describe("profile settings", () => {
     [{ tags: { a: "1", b: "2", c: "3" } }, "tags", "at most 2 tags"],
     [{ tags: { "openclaw-scope": "x" } }, "tags.openclaw-scope", "must not start with openclaw-"],
     [{ networkPolicy: "deny-all" }, "networkPolicy", '"allow-all" or'],
-    [{ networkPolicy: { allow: ["bad domain"] } }, "networkPolicy", "invalid"],
+    [{ networkPolicy: { allow: ["bad domain"] } }, "networkPolicy.allow.0", "invalid"],
     [{ apiUrl: "ftp://example.com" }, "apiUrl", "invalid"],
     [{ apiUrl: "http://example.com" }, "apiUrl", "https unless it is loopback"],
     [{ apiUrl: "https://user:pw@example.com" }, "apiUrl", "credentials"],
