@@ -118,13 +118,18 @@ export function worthResolving(rules: EgressRules, host: string): boolean {
   return rules.everything || rules.hasAllowSubnets || hostAllowed(rules, host);
 }
 
+/** Whether the policy names any address at all (an IP literal or a subnet): only then can one be direct. */
+export function namesAnyAddress(rules: EgressRules): boolean {
+  return !rules.nothing && (rules.hasAllowSubnets || rules.hosts.some((host) => isIP(host) !== 0));
+}
+
 /**
  * The host's own IPv4 addresses the sandbox may reach DIRECTLY (egress-routes.ts): those the policy names
  * explicitly (an IP literal on the allow-list or inside `subnets.allow`) and `subnets.deny` does not cover.
  * Loopback never qualifies: it cannot be routed from another namespace.
  */
 export function directDestinations(rules: EgressRules, own: Iterable<string>): string[] {
-  if (rules.nothing) return [];
+  if (!namesAnyAddress(rules)) return [];
   return [...new Set(own)]
     .filter((address) => isIP(address) === 4 && !HOST_RANGES.check(address, "ipv4"))
     .filter((address) => namesAddress(rules, address) && !rules.denySubnets.check(address, "ipv4"))

@@ -9,7 +9,7 @@
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import { directDestinations, egressRules } from "./egress-policy.js";
+import { directDestinations, egressRules, namesAnyAddress } from "./egress-policy.js";
 import { hostAddresses } from "./host-addresses.js";
 import type { SessionRecord } from "./registry.js";
 
@@ -72,7 +72,10 @@ async function createLink(session: SessionRecord): Promise<DirectLink> {
 
 async function apply(session: SessionRecord): Promise<void> {
   if (!session.holder || session.status !== "running") return;
-  const wanted = new Set(directDestinations(egressRules(session.networkPolicy), await hostAddresses()));
+  const rules = egressRules(session.networkPolicy);
+  // Most policies name no address: no need to ask the kernel for the host's addresses then.
+  if (!namesAnyAddress(rules) && !links.has(session)) return;
+  const wanted = new Set(directDestinations(rules, await hostAddresses()));
   if (wanted.size === 0 && !links.has(session)) return;
   let link = links.get(session);
   if (!link) {

@@ -6,7 +6,7 @@ import { type ChildProcess, execFile } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { closeSessionEgress } from "./egress.js";
+import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
@@ -97,6 +97,8 @@ export class Lifecycle {
     session.updatedAt = session.startedAt;
     sandbox.statusUpdatedAt = session.startedAt;
     this.armTimeout(session);
+    // The egress proxy's listener takes a process start; begin it now so the first command rarely waits.
+    if (networkModeOf(session.networkPolicy) === "proxied") sessionEgress(session, this.track).catch(() => undefined);
     // A holder that dies on its own (e.g. killed from outside) still ends the session.
     session.holder.exited.then(() => {
       if (session.status === "running") void this.stop(session);
