@@ -1,12 +1,16 @@
 // Sandbox processes never outlive what started them: a killed command takes its process tree, a killed
 // emulator takes every sandbox, and a command's output never grows the emulator past its bound.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { OUTPUT_RETAIN_CHARS } from "../../src/emulator/executor.js";
+import { ensureSandboxImage } from "../../src/emulator/image.js";
+import { prepareLayers, startHolder } from "../../src/emulator/isolation.js";
 import { REPO_ROOT } from "../gateway/openclaw.js";
 import { ensureBuilt } from "../setup/build.js";
 import { connect, SDKS, useEmulator } from "./harness.js";
@@ -51,6 +55,29 @@ describe("process lifetime", () => {
     expect((await command.wait()).exitCode).toBe(143);
     await until(() => pidsWith(`sleep 3${tag}`).length + pidsWith(`sleep 4${tag}`).length === 0, "the tree to end");
     await sandbox.delete();
+  });
+
+  it("a sandbox that is not ready in time fails its boot and leaves no process behind", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "emu-boot-"));
+    const dir = path.join(dataDir, "sandboxes", "slow");
+    try {
+      await prepareLayers(dir);
+      const image = await ensureSandboxImage(dataDir);
+      const started: ChildProcess[] = [];
+      const error = await startHolder(dir, dataDir, image, (c) => started.push(c), 1).catch((e: Error) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(/did not start within 1 ms/);
+      expect(started).toHaveLength(1);
+      const pid = started[0]!.pid!;
+      await until(() => !alive(pid), "the holder to end");
+      expect(
+        readdirSync("/proc")
+          .filter((p) => /^\d+$/.test(p))
+          .filter((p) => isDescendant(Number(p), pid)),
+      ).toEqual([]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("an emulator killed with SIGKILL takes every sandbox process with it", async () => {
