@@ -49,7 +49,84 @@ describe("node enrollment", () => {
     expect(state).toContain("codex");
     expect(state).not.toContain("setup-code");
     expect(h.gateway.requests.filter((r) => r.authorized)).toHaveLength(1);
+    for (const phase of ["preparation", "reuse", "download", "verify", "install", "activate", "launch", "wait"]) {
+      expect(h.logs.some((line) => line.includes(`${leaseId}: bootstrap ${phase} `) && / \d+ ms/.test(line))).toBe(
+        true,
+      );
+    }
     await provider.destroy({ leaseId, profile: h.profile });
     expect(await h.sandboxExists(leaseId)).toBe(false);
   });
+
+  it("a replay adopts the node it started instead of starting a second, and a dead node resumes on the verified runtime", async () => {
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const first = await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    const [started] = await nodeProcesses(leaseId);
+    const downloads = h.gateway.requests.length;
+
+    // The gateway restarted and replays the operation: the setup code was consumed, so it resumes.
+    const restarted = h.provider();
+    const replayed = await restarted.provision(h.profile, op, h.options(leaseId, { artifact, mode: "resume" }));
+    expect(replayed).toEqual(first);
+    expect(await nodeProcesses(leaseId)).toEqual([started]);
+    expect(h.logs.some((l) => l.includes(`${leaseId}: bootstrap adopted running node pid ${started?.[0]}`))).toBe(true);
+    expect(h.gateway.requests.length).toBe(downloads);
+
+    // The node died meanwhile: the next replay starts `node run` on the runtime already verified, no download.
+    await h.sh(
+      leaseId,
+      `kill ${started?.[0]}; while ps -o stat= -p ${started?.[0]} | grep -qv Z; do sleep 0.1; done`,
+      true,
+    );
+    const resumed = await restarted.provision(h.profile, op, h.options(leaseId, { artifact, mode: "resume" }));
+    expect(resumed).toEqual(first);
+    const after = await nodeProcesses(leaseId);
+    expect(after).toHaveLength(1);
+    expect(after[0]?.join(" ")).toContain("node run --ephemeral");
+    expect(h.logs.some((l) => l.includes(`${leaseId}: bootstrap reuse `) && l.includes('"reused":true'))).toBe(true);
+    expect(h.gateway.requests.length).toBe(downloads);
+    await restarted.destroy({ leaseId, profile: h.profile });
+    expect(await h.sandboxExists(leaseId)).toBe(false);
+  });
+
+  it("no token or setup code reaches the API's request log, the logs, argv, environments or files on the sandbox", async () => {
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    const secrets = [h.gateway.token, ...h.setupCodes];
+    const scan = await (await h.sandbox(leaseId)).runCommand({
+      cmd: "node",
+      args: ["-e", SCAN_PROGRAM],
+      env: { NEEDLES: JSON.stringify(secrets) },
+      sudo: true,
+    });
+    const report = JSON.parse(await scan.stdout()) as { files: number; hits: string[] };
+    expect(report.hits).toEqual([]);
+    // The scan read the node's own environment and the state dir, so an empty result means something.
+    expect(report.files).toBeGreaterThan(20);
+    const published = JSON.stringify(h.api.requests()) + h.logs.join("\n");
+    for (const secret of secrets) expect(published).not.toContain(secret);
+    await provider.destroy({ leaseId, profile: h.profile });
+  });
 });
+
+/**
+ * Walks the places a bootstrap could leave something (home, /tmp, /var, /etc, /opt, /root, /vercel) and every
+ * process's argv and environment except its own (which holds the needles), reporting files with a needle.
+ */
+const SCAN_PROGRAM = `
+const fs = require("node:fs"); const path = require("node:path");
+const needles = JSON.parse(process.env.NEEDLES).map((n) => Buffer.from(n));
+const hits = []; let files = 0;
+const check = (file) => { try { const data = fs.readFileSync(file); files++; if (needles.some((n) => data.includes(n))) hits.push(file); } catch {} };
+const walk = (dir) => { let entries = []; try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
+  for (const e of entries) { const p = path.join(dir, e.name); if (e.isDirectory()) walk(p); else if (e.isFile()) check(p); } };
+for (const root of ["/home", "/tmp", "/var", "/etc", "/opt", "/root", "/vercel", "/run"]) walk(root);
+for (const pid of fs.readdirSync("/proc").filter((p) => /^[0-9]+$/.test(p) && Number(p) !== process.pid)) {
+  check("/proc/" + pid + "/environ"); check("/proc/" + pid + "/cmdline");
+}
+console.log(JSON.stringify({ files, hits }));
+`;

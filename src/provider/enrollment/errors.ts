@@ -12,8 +12,9 @@ export class NodeBootstrapError extends Error {
     detail: string,
     readonly evidence = "",
   ) {
+    const said = detail.replace(/\s+/g, " ").trim();
     super(
-      redact(`vercel-sandbox: node bootstrap ${phase} failed (${code}): ${detail}${evidence ? `; ${evidence}` : ""}`),
+      redact(`vercel-sandbox: node bootstrap ${phase} failed (${code}): ${said}${evidence ? `; ${evidence}` : ""}`),
     );
   }
 }

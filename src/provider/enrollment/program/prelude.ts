@@ -110,12 +110,18 @@ function nodeVersionOk(version, engines) {
   });
 }
 
+/** Alive and not a zombie: a node that exited after its parent (this program) did may wait unreaped. */
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return error.code === "EPERM";
+    if (error.code !== "EPERM") return false;
+  }
+  try {
+    const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8");
+    return !/^[0-9]+ \(.*\) [ZX] /s.test(stat);
+  } catch {
+    return false;
   }
 }
 

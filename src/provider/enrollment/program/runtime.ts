@@ -64,7 +64,7 @@ async function install(archive) {
       throw fail("install", "npm-unavailable", "could not run npm on the sandbox: " + error.message);
     });
     if (code !== 0) {
-      throw fail("install", "npm-failed", "npm install of the artifact failed (exit " + code + "); it needs registry.npmjs.org in the sandbox's egress. npm said: " + tail(log, 2000));
+      throw fail("install", "npm-failed", "npm install of the artifact failed (exit " + code + "; npm fetches the artifact's dependencies from registry.npmjs.org, which the sandbox's egress must allow during bootstrap). npm said: " + tail(log, 2000));
     }
     const problem = await verifyRuntime(staging);
     if (problem) throw fail("install", "runtime-mismatch", problem);

@@ -1,0 +1,128 @@
+// The pure half of node enrollment: which gateway descriptors the bootstrap acts on, the plan it runs (never
+// a secret in it), the Node versions it accepts, and how the program's output is read.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { BOOTSTRAP_TOKEN, fakeEnrollment, SETUP_CODE } from "../../src/conformance/fixtures.js";
+import { EnrollmentDescriptorError, satisfiesEngines } from "../../src/provider/enrollment/index.js";
+import { enrollmentPlan, normalizeFingerprint } from "../../src/provider/enrollment/plan.js";
+import { BOOTSTRAP_PROGRAM, PROGRAM_ENV } from "../../src/provider/enrollment/program/index.js";
+import { evidenceText, outcomeOf, parseEvents, phasesOf } from "../../src/provider/enrollment/protocol.js";
+import type { NodeEnrollment } from "../../src/provider/types.js";
+
+const LEASE = "vsb_0123456789abcdef01234567";
+
+function withBootstrap(patch: Partial<NodeEnrollment["nodeBootstrap"]>): NodeEnrollment {
+  const enrollment = fakeEnrollment();
+  return { ...enrollment, nodeBootstrap: { ...enrollment.nodeBootstrap, ...patch } };
+}
+
+describe("enrollment plan", () => {
+  it("carries what the box needs and no secret", () => {
+    const plan = enrollmentPlan(LEASE, withBootstrap({ tlsFingerprint: `sha256:${"AB:".repeat(31)}AB` }));
+    expect(plan).toMatchObject({
+      action: "enroll",
+      leaseId: LEASE,
+      mode: "connect",
+      openclawVersion: "2026.9.2",
+      artifact: { sha256: "0".repeat(64), bytes: 1, pin: "ab".repeat(32) },
+    });
+    const text = JSON.stringify(plan);
+    expect(text).not.toContain(BOOTSTRAP_TOKEN);
+    expect(text).not.toContain(SETUP_CODE);
+  });
+
+  it.each([
+    [{ url: "ftp://gw.example/x" }, "nodeBootstrap.url"],
+    [{ url: "https://user:pw@gw.example/x" }, "nodeBootstrap.url"],
+    [{ url: "https://gw.example/x?token=1" }, "nodeBootstrap.url"],
+    [{ url: "http://gw.example/x", tlsFingerprint: "ab".repeat(32) }, "nodeBootstrap.url"],
+    [{ sha256: "xyz" }, "nodeBootstrap.sha256"],
+    [{ bytes: 0 }, "nodeBootstrap.bytes"],
+    [{ bytes: 1.5 }, "nodeBootstrap.bytes"],
+    [{ tlsFingerprint: "not-a-pin" }, "nodeBootstrap.tlsFingerprint"],
+    [{ enabledPluginIds: ["ok", "--inject"] }, "nodeBootstrap.enabledPluginIds"],
+    [{ token: "" }, "nodeBootstrap.token"],
+  ])("refuses descriptor %j, naming %s", (patch, field) => {
+    const error = (() => {
+      try {
+        enrollmentPlan(LEASE, withBootstrap(patch));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(EnrollmentDescriptorError);
+    expect((error as EnrollmentDescriptorError).field).toBe(field);
+    expect((error as Error).message).not.toContain(BOOTSTRAP_TOKEN);
+  });
+
+  it("normalizes a pin from any usual spelling", () => {
+    const hex = "0a".repeat(32);
+    expect(normalizeFingerprint(`sha256:${"0A:".repeat(31)}0A`)).toBe(hex);
+    expect(normalizeFingerprint(hex.toUpperCase())).toBe(hex);
+  });
+});
+
+describe("node engines (>=22.22.3 <23, >=24.15.0 <25, >=25.9.0)", () => {
+  it.each([
+    ["v22.22.3", true],
+    ["v22.22.2", false],
+    ["v22.23.0", true],
+    ["v23.11.0", false],
+    ["v24.14.9", false],
+    ["v24.15.0", true],
+    ["v24.22.3", true],
+    ["v25.8.9", false],
+    ["v25.9.0", true],
+    ["v26.0.0", true],
+    ["v20.19.0", false],
+    ["garbage", false],
+  ])("%s → %s", (version, ok) => {
+    expect(satisfiesEngines(version)).toBe(ok);
+  });
+});
+
+describe("bootstrap program", () => {
+  it("refuses a Node outside the engines before it touches anything, naming the runtime setting", async () => {
+    const home = mkdtempSync(join(tmpdir(), "bootstrap-home-"));
+    try {
+      const program = join(home, "bootstrap.mjs");
+      writeFileSync(program, BOOTSTRAP_PROGRAM);
+      const plan = { ...enrollmentPlan(LEASE, fakeEnrollment()), engines: [{ min: [99, 0, 0] }] };
+      const run = await promisify(execFile)(process.execPath, [program], {
+        env: { HOME: home, PATH: process.env.PATH, [PROGRAM_ENV.plan]: JSON.stringify(plan) },
+      }).catch((error: { stdout: string; code: number }) => error);
+      const outcome = outcomeOf(parseEvents(run.stdout));
+      expect(outcome).toMatchObject({ event: "failed", phase: "preparation", code: "node-version" });
+      expect(outcome && "message" in outcome ? outcome.message : "").toContain("settings.runtime");
+      expect(readdirSync(home)).toEqual(["bootstrap.mjs"]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("bootstrap protocol", () => {
+  it("reads its own lines and ignores anything else on stdout", () => {
+    const events = parseEvents(
+      [
+        "npm warn something",
+        '{"vsb":true,"event":"phase","phase":"download","ms":12,"detail":null}',
+        '{"vsb":true,"event":"done","adopted":false,"pid":7,"runtime":"installed"}',
+        '{"vsb":true,"event":"pha',
+      ].join("\n"),
+    );
+    expect(phasesOf(events).map((p) => [p.phase, p.ms])).toEqual([["download", 12]]);
+    expect(outcomeOf(events)).toMatchObject({ event: "done", pid: 7 });
+  });
+
+  it("bounds evidence and says why when there is none", () => {
+    const text = evidenceText({ event: "evidence", runtime: "absent", node: "alive", logTail: "x".repeat(5000) });
+    expect(text.startsWith("box evidence: ")).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(2048 + 20);
+    expect(evidenceText(undefined, "exit 1")).toBe("box evidence unavailable: exit 1");
+  });
+});
