@@ -53,6 +53,16 @@ function queued<T>(file: string, task: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/** Changes whenever the file is replaced or rewritten; "absent" when there is none (or it cannot be seen). */
+async function signatureOf(file: string): Promise<string> {
+  try {
+    const stat = await nodeFs.stat(file);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return "absent";
+  }
+}
+
 class DamagedLedgerError extends Error {
   override readonly name = "DamagedLedgerError";
 }
@@ -89,6 +99,8 @@ function merge(into: Tombstones, from: Tombstones): void {
 export class LeaseLedger {
   private tombstones: Tombstones = {};
   private loaded: Promise<void> | undefined;
+  /** The file's identity, size and time when it was last merged into memory. */
+  private seen: string | undefined;
   private readonly fs: LedgerFs;
   private readonly logger: LedgerLogger;
 
@@ -107,12 +119,25 @@ export class LeaseLedger {
 
   /** Loads once; never rejects (a damaged file is quarantined and the ledger starts empty). */
   private load(): Promise<void> {
-    this.loaded ??= (async () => {
-      const file = this.file;
-      if (!file) return;
-      merge(this.tombstones, await queued(file, () => this.readOrQuarantine(file)));
-    })();
+    this.loaded ??= this.readFromDisk();
     return this.loaded;
+  }
+
+  /**
+   * Another provider instance on this state dir (a second gateway process, a CLI) may have buried a lease
+   * since this one read the file: a lookup that misses reads the file again if it changed, so a destroyed
+   * lease is never re-created here because of a stale memory.
+   */
+  private async refresh(): Promise<void> {
+    if (this.file && (await signatureOf(this.file)) !== this.seen) await this.readFromDisk();
+  }
+
+  private async readFromDisk(): Promise<void> {
+    const file = this.file;
+    if (!file) return;
+    const signature = await signatureOf(file);
+    merge(this.tombstones, await queued(file, () => this.readOrQuarantine(file)));
+    this.seen = signature;
   }
 
   /** The tombstones on disk; a damaged file is reported, renamed aside, and read as empty. */
@@ -185,11 +210,13 @@ export class LeaseLedger {
 
   async tombstone(leaseId: string): Promise<Tombstone | undefined> {
     await this.load();
+    if (!this.tombstones[leaseId]) await this.refresh();
     return this.tombstones[leaseId];
   }
 
   async all(): Promise<Array<[string, Tombstone]>> {
     await this.load();
+    await this.refresh();
     return Object.entries(this.tombstones);
   }
 

@@ -229,3 +229,23 @@ describe("many provisions at once", () => {
     expect(await w.sandboxes()).toEqual([]);
   }, 600_000);
 });
+
+describe("two gateway processes on one state dir", () => {
+  it("a replay in one process after the other destroyed the lease is refused, not re-created", async () => {
+    const w = await world();
+    const first = w.make();
+    const second = w.make();
+    const op = operationId();
+    const lease = await first.provision(w.profile, op, enrollingOptions());
+    // The second process has read the ledger already (an inspect of a missing lease does), before the first
+    // destroys the lease.
+    const other = await second.resolveAllocation(w.profile, operationId());
+    expect(await second.inspect({ leaseId: other.leaseId, profile: w.profile })).toEqual({ status: "unknown" });
+    await first.destroy({ leaseId: lease.leaseId, profile: w.profile });
+    const from = api.requests().length;
+    await expect(second.provision(w.profile, op, enrollingOptions())).rejects.toBeInstanceOf(WorkerProviderError);
+    expect(createsSince(from)).toEqual([]);
+    expect(await w.sandboxes()).toEqual([]);
+    expect(await second.inspect({ leaseId: lease.leaseId, profile: w.profile })).toEqual({ status: "destroyed" });
+  });
+});
