@@ -11,6 +11,8 @@ import { EnrollmentDescriptorError, satisfiesEngines } from "../../src/provider/
 import { enrollmentPlan, normalizeFingerprint } from "../../src/provider/enrollment/plan.js";
 import { BOOTSTRAP_PROGRAM, PROGRAM_ENV } from "../../src/provider/enrollment/program/index.js";
 import { evidenceText, outcomeOf, parseEvents, phasesOf } from "../../src/provider/enrollment/protocol.js";
+import { egressPolicy } from "../../src/provider/policy.js";
+import { parseSettings } from "../../src/provider/settings.js";
 import type { NodeEnrollment } from "../../src/provider/types.js";
 
 const LEASE = "vsb_0123456789abcdef01234567";
@@ -63,6 +65,36 @@ describe("enrollment plan", () => {
     const hex = "0a".repeat(32);
     expect(normalizeFingerprint(`sha256:${"0A:".repeat(31)}0A`)).toBe(hex);
     expect(normalizeFingerprint(hex.toUpperCase())).toBe(hex);
+  });
+});
+
+describe("egress by stage (gateway-only by default)", () => {
+  it("nothing at create, gateway and registry for the bootstrap, the gateway alone once enrolled", () => {
+    const settings = parseSettings({});
+    expect(egressPolicy(settings, ["gw.example.com"], "create")).toBe("deny-all");
+    expect(egressPolicy(settings, ["gw.example.com"], "bootstrap")).toEqual({
+      allow: ["registry.npmjs.org", "gw.example.com"],
+    });
+    expect(egressPolicy(settings, ["gw.example.com"], "enrolled")).toEqual({ allow: ["gw.example.com"] });
+  });
+
+  it("a gateway at an IP address is allowed as that one address; profile additions stay at every stage", () => {
+    const settings = parseSettings({ networkPolicy: { allow: ["github.com"], allowCidrs: ["10.9.0.0/16"] } });
+    expect(egressPolicy(settings, ["10.213.0.1"], "create")).toEqual({
+      allow: ["github.com"],
+      subnets: { allow: ["10.9.0.0/16"] },
+    });
+    expect(egressPolicy(settings, ["[fd00::1]"], "enrolled")).toEqual({
+      allow: ["github.com"],
+      subnets: { allow: ["fd00::1/128", "10.9.0.0/16"] },
+    });
+  });
+
+  it("allow-all opts out at every stage", () => {
+    const settings = parseSettings({ networkPolicy: "allow-all" });
+    for (const stage of ["create", "bootstrap", "enrolled"] as const) {
+      expect(egressPolicy(settings, ["gw"], stage)).toBe("allow-all");
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // The built-in node enrollment against the emulator and a stand-in artifact gateway (fixtures/): the
 // bootstrap downloads the artifact (pinned, bearer), installs it with npm, starts the node as the sandbox's
 // user, and on replay adopts the node it started or resumes it on the runtime it already verified.
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Artifact, packFixture } from "./fixtures/artifact.js";
 import { type Harness, operationId, startHarness, stateDirOf } from "./fixtures/enrollment-harness.js";
@@ -16,6 +17,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+async function waitFor(condition: () => boolean) {
+  for (let i = 0; i < 600 && !condition(); i += 1) await sleep(50);
+  if (!condition()) throw new Error("condition not met in 30 s");
+}
 
 const nodeProcesses = async (leaseId: string) =>
   (await h.sh(leaseId, "ps -eo pid=,uid=,args= | grep '[o]penclaw.mjs' || true", true))
@@ -91,6 +97,53 @@ describe("node enrollment", () => {
     expect(await h.sandboxExists(leaseId)).toBe(false);
   });
 
+  it("egress is gateway-only once the node enrolled: the package registry is closed again", async () => {
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    // Asked of the sandbox's egress itself (a CONNECT per destination; a refusal makes no connection).
+    const gatewayPort = new URL(h.gateway.origin).port;
+    const answers = await h.sh(leaseId, `node -e '${CONNECT_STATUS}' registry.npmjs.org:443 127.0.0.1:${gatewayPort}`);
+    expect(answers.trim().split("\n")).toEqual(["registry.npmjs.org:443 403", `127.0.0.1:${gatewayPort} 200`]);
+    await provider.destroy({ leaseId, profile: h.profile });
+  });
+
+  it("a gateway shutdown during the wait keeps the sandbox and its node; the restarted gateway's replay adopts it", async () => {
+    const shutdown = new AbortController();
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const provisioning = provider
+      .provision(h.profile, op, h.options(leaseId, { artifact, device: "never", signal: shutdown.signal }))
+      .catch((e: unknown) => e);
+    await waitFor(() => h.logs.some((l) => l.includes(`${leaseId}: bootstrap started node`)));
+    shutdown.abort(new Error("gateway is stopping"));
+    expect(String(await provisioning)).toContain("gateway is stopping");
+    expect(await h.sandboxExists(leaseId)).toBe(true);
+    const [kept] = await nodeProcesses(leaseId);
+
+    const restarted = h.provider();
+    const lease = await restarted.provision(h.profile, op, h.options(leaseId, { artifact, mode: "resume" }));
+    expect(lease.node?.deviceId).toMatch(/^device-/);
+    expect(await nodeProcesses(leaseId)).toEqual([kept]);
+    await restarted.destroy({ leaseId, profile: h.profile });
+  });
+
+  it("an operator stop during the wait releases the sandbox", async () => {
+    const stop = new AbortController();
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const provisioning = provider
+      .provision(h.profile, op, h.options(leaseId, { artifact, device: "never" }, { signal: stop.signal }))
+      .catch((e: unknown) => e);
+    await waitFor(() => h.logs.some((l) => l.includes(`${leaseId}: bootstrap started node`)));
+    stop.abort(new Error("stopped by the operator"));
+    expect(String(await provisioning)).toContain("stopped by the operator");
+    expect(await h.sandboxExists(leaseId)).toBe(false);
+  });
+
   it("no token or setup code reaches the API's request log, the logs, argv, environments or files on the sandbox", async () => {
     const provider = h.provider();
     const op = operationId();
@@ -112,6 +165,16 @@ describe("node enrollment", () => {
     await provider.destroy({ leaseId, profile: h.profile });
   });
 });
+
+/** Prints `<authority> <status>` for a CONNECT through the sandbox's egress proxy to each argument. */
+const CONNECT_STATUS = `
+const http = require("node:http"); const proxy = new URL(process.env.HTTPS_PROXY);
+(async () => { for (const target of process.argv.slice(1)) {
+  const status = await new Promise((resolve) => http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: target, agent: false })
+    .on("connect", (res, socket) => { socket.destroy(); resolve(res.statusCode); }).on("error", (e) => resolve(e.code)).end());
+  console.log(target + " " + status);
+} })();
+`;
 
 /**
  * Walks the places a bootstrap could leave something (home, /tmp, /var, /etc, /opt, /root, /vercel) and every

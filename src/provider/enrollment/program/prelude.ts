@@ -135,19 +135,21 @@ function readPid() {
 }
 
 /**
- * Whether a live pid is a node this lease started: its working directory is one of our runtimes, it runs an
- * openclaw CLI (by argv, or by the titles openclaw gives itself) and its environment names this lease's
- * state directory. Anything else is someone else's process, even if it reuses the pid.
+ * Whether a live pid is a node this lease started: its environment names this lease's state directory (only
+ * our launch sets that), and it runs an openclaw CLI from one of our runtimes, seen by its argv, or by its
+ * working directory when openclaw retitled itself. Anything else is someone else's process, even if it
+ * reuses the pid.
  */
 function isOurs(pid) {
   try {
-    const cwd = fs.readlinkSync("/proc/" + pid + "/cwd");
-    if (path.dirname(cwd) !== RUNTIMES) return false;
-    const argv = fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\0");
-    const titled = /^openclaw(-connect|-node)?$/.test(argv[0] || "");
-    if (!titled && argv[1] !== cliOf(cwd)) return false;
     const environ = fs.readFileSync("/proc/" + pid + "/environ", "utf8").split("\0");
-    return environ.includes("OPENCLAW_STATE_DIR=" + STATE);
+    if (!environ.includes("OPENCLAW_STATE_DIR=" + STATE)) return false;
+    const argv = fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\0");
+    const cli = argv[1] || "";
+    const runtime = path.dirname(path.dirname(path.dirname(cli)));
+    if (path.dirname(runtime) === RUNTIMES && cli === cliOf(runtime)) return true;
+    const titled = /^openclaw(-connect|-node)?$/.test(argv[0] || "");
+    return titled && path.dirname(fs.readlinkSync("/proc/" + pid + "/cwd")) === RUNTIMES;
   } catch {
     return false;
   }
