@@ -77,7 +77,8 @@ export type VercelSandboxProvider = WorkerProvider & {
 };
 
 const CREATE_BUDGET_MS = 3 * 60_000;
-const ENROLL_BUDGET_MS = 15 * 60_000;
+/** The bootstrap command (download 5 + install 10 + 2 minutes), the wait for the device (10) and evidence (1). */
+const ENROLL_BUDGET_MS = 30 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const ADOPT_LOOKUPS = 8;

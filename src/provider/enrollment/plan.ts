@@ -26,7 +26,7 @@ export interface BootstrapTimings {
 }
 
 export const DEFAULT_TIMINGS: BootstrapTimings = {
-  downloadTimeoutMs: 10 * 60_000,
+  downloadTimeoutMs: 5 * 60_000,
   installTimeoutMs: 10 * 60_000,
   launchGraceMs: 1_500,
 };
