@@ -66,6 +66,13 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   onStep?: (step: ProvisionStep, leaseId: string) => void;
   /** How long release keeps looking up a deleted sandbox until the API says it is gone; about 10 s by default. */
   absenceProof?: AbsenceProof;
+  /** How long a create that conflicted waits for the sandbox of its name to appear; about 12 s by default. */
+  adoptLookups?: AdoptLookups;
+}
+
+export interface AdoptLookups {
+  attempts: number;
+  firstDelayMs: number;
 }
 
 export type VercelSandboxProvider = WorkerProvider & {
@@ -81,7 +88,7 @@ const CREATE_BUDGET_MS = 3 * 60_000;
 const ENROLL_BUDGET_MS = 30 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
-const ADOPT_LOOKUPS = 8;
+const DEFAULT_ADOPT_LOOKUPS: AdoptLookups = { attempts: 8, firstDelayMs: 250 };
 
 function settingsOf(profile: unknown): ProfileSettings {
   try {
@@ -106,6 +113,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const logger: ProviderLogger = options.logger ?? { warn: (message) => console.warn(message) };
   const ledger = LeaseLedger.inDirectory(options.stateDir, { logger });
   const absenceProof = options.absenceProof ?? DEFAULT_ABSENCE_PROOF;
+  const adoptLookups = options.adoptLookups ?? DEFAULT_ADOPT_LOOKUPS;
   const keepalive = new Keepalive(logger, options.keepaliveIntervalMs);
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
@@ -204,8 +212,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   async function findSoon(project: VercelProject, name: string, signal?: AbortSignal) {
     for (let attempt = 0; ; attempt += 1) {
       const found = await project.find(name, signal);
-      if (found || attempt === ADOPT_LOOKUPS) return found;
-      await sleep(250 * 2 ** Math.min(attempt, 3), undefined, { signal });
+      if (found || attempt === adoptLookups.attempts) return found;
+      await sleep(adoptLookups.firstDelayMs * 2 ** Math.min(attempt, 3), undefined, { signal });
     }
   }
 

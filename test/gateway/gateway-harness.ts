@@ -174,6 +174,11 @@ export class GatewayHarness implements cli.CommandRunner {
     return cli.callOk<T>(this, this.port, method, params, timeoutMs);
   }
 
+  /** Kills the gateway with SIGKILL, as a crash would (no shutdown handlers run). */
+  killGateway(): Promise<void> {
+    return this.#gateway.kill();
+  }
+
   /** Stops the gateway (SIGTERM, then SIGKILL after graceMs). */
   stopGateway(graceMs = 10_000): Promise<void> {
     return this.#gateway.stop(graceMs);

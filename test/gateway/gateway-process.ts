@@ -60,7 +60,7 @@ export class GatewayProcess {
     this.#tls = options.tlsCertPem ? new Agent({ connect: { ca: options.tlsCertPem } }) : undefined;
     this.#redactor.add(...(options.secrets ?? []));
     const started = performance.now();
-    const log = createWriteStream(this.#layout.gatewayOutPath, { mode: 0o600 });
+    const log = createWriteStream(this.#layout.gatewayOutPath, { mode: 0o600, flags: "a" }); // a restart appends
     this.#log = log;
     const child = this.#processes.spawn(
       process.execPath,
@@ -135,6 +135,19 @@ export class GatewayProcess {
   async logText(): Promise<string> {
     const [out, log] = await this.#readLogs((file) => fs.readFile(file, "utf8").catch(() => ""));
     return this.#redactor.redact(`${out}\n${log}`);
+  }
+
+  /** Kills the gateway at once (SIGKILL to its process group, as a crash would), then ends what it left. */
+  async kill(): Promise<void> {
+    const pid = this.#child?.pid;
+    if (pid) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    await this.stop(0);
   }
 
   /** Stops the gateway (SIGTERM, then SIGKILL after graceMs) and closes its log. */

@@ -72,6 +72,7 @@ async function cellWorld() {
       stateDir,
       enroll: standInEnroller,
       absenceProof: quickProof,
+      adoptLookups: { attempts: 3, firstDelayMs: 50 },
       keepaliveIntervalMs: KEEPALIVE_MS,
     });
     providers.push(provider);
