@@ -4,10 +4,11 @@
 // loopback. dispose() deletes the namespace (and with it the veth pair) and the key, also after a failure.
 import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { selfSigned } from "../support/tls.js";
 
 const run = promisify(execFile);
 
@@ -33,30 +34,9 @@ export class TestHost {
       await run("ip", ["link", "add", `oh${id}`, "type", "veth", "peer", "name", `on${id}`, "netns", namespace]);
       await run("ip", ["addr", "add", `${address}/30`, "dev", `oh${id}`]);
       await run("ip", ["link", "set", `oh${id}`, "up"]);
-      const certPath = path.join(dir, "gateway.crt");
-      const keyPath = path.join(dir, "gateway.key");
-      await run("openssl", [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=openclaw-vercel-sandbox-test-gateway",
-        "-addext",
-        `subjectAltName=IP:${address},IP:127.0.0.1,DNS:localhost`,
-        "-keyout",
-        keyPath,
-        "-out",
-        certPath,
-      ]);
-      const { stdout } = await run("openssl", ["x509", "-in", certPath, "-noout", "-fingerprint", "-sha256"]);
-      const fingerprint = stdout.split("=")[1]!.trim().replaceAll(":", "").toLowerCase();
-      return new TestHost(namespace, address, certPath, keyPath, await readFile(certPath, "utf8"), fingerprint, dir);
+      const tls = selfSigned(dir, "gateway", [`IP:${address}`, "IP:127.0.0.1", "DNS:localhost"]);
+      const { certPath, keyPath, fingerprint } = tls;
+      return new TestHost(namespace, address, certPath, keyPath, tls.cert.toString("utf8"), fingerprint, dir);
     } catch (error) {
       await run("ip", ["netns", "del", namespace]).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
