@@ -2,6 +2,7 @@
 // bootstrap downloads the artifact (pinned, bearer), installs it with npm, starts the node as the sandbox's
 // user, and on replay adopts the node it started or resumes it on the runtime it already verified.
 import { setTimeout as sleep } from "node:timers/promises";
+import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Artifact, packFixture } from "./fixtures/artifact.js";
 import { type Harness, operationId, startHarness, stateDirOf } from "./fixtures/enrollment-harness.js";
@@ -162,6 +163,25 @@ describe("node enrollment", () => {
     expect(report.files).toBeGreaterThan(20);
     const published = JSON.stringify(h.api.requests()) + h.logs.join("\n");
     for (const secret of secrets) expect(published).not.toContain(secret);
+    // A snapshot taken afterwards (a warm image would be one) holds none of them either.
+    const snapshot = await (await h.sandbox(leaseId)).snapshot();
+    const restored = await Sandbox.create({
+      ...h.api.credentials,
+      fetch: h.api.fetch,
+      source: { type: "snapshot", snapshotId: snapshot.snapshotId },
+    });
+    const restoredScan = await restored.runCommand({
+      cmd: "node",
+      args: ["-e", SCAN_PROGRAM],
+      env: { NEEDLES: JSON.stringify(secrets) },
+      sudo: true,
+    });
+    const restoredReport = JSON.parse(await restoredScan.stdout()) as { files: number; hits: string[] };
+    expect(restoredReport.hits).toEqual([]);
+    // The snapshot carries the installed runtime and the node's state dir: the scan read them.
+    expect(restoredReport.files).toBeGreaterThan(20);
+    await restored.delete();
+    await snapshot.delete();
     await provider.destroy({ leaseId, profile: h.profile });
   });
 });
