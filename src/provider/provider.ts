@@ -118,6 +118,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
   const knownSettings = new Map<string, ProfileSettings>();
+  /** Leases this process enrolled: their egress is at its enrolled stage (see `enrolledSandbox`). */
+  const enrolledHere = new Set<string>();
   const bootstrapEnroller = new BootstrapEnroller({ logger, ...options.enrollment });
   const enroll: NodeEnroller = options.enroll ?? ((context) => bootstrapEnroller.enroll(context));
   const retained: RetainedSnapshots = options.retainedSnapshots ?? (async () => new Set());
@@ -223,6 +225,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     settings: ProfileSettings,
     leaseId: string,
     options: ProvisionOptions,
+    egressEnrolled: boolean,
     onEnrollment: (enrollment: NodeEnrollment) => void,
   ): Promise<string> {
     if (!options.beginNodeEnrollment) {
@@ -234,9 +237,11 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     if (enrollment.mode === "connect") registerSecret(enrollment.setupCode, leaseId);
     step("enrollment-started", leaseId);
     // Egress opens for the bootstrap (gateway and package registry) and narrows to the gateway once enrolled.
+    // A node this process enrolled is adopted, or resumed on the runtime it verified, through the gateway
+    // alone: its egress stays at the enrolled stage.
     const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
     const gateway = gatewayHost ? [gatewayHost] : [];
-    const restricted = settings.networkPolicy !== "allow-all";
+    const restricted = settings.networkPolicy !== "allow-all" && !egressEnrolled;
     if (restricted) {
       await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "bootstrap"), options.signal);
     }
@@ -246,6 +251,23 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "enrolled"), options.signal);
     }
     return deviceId;
+  }
+
+  /**
+   * On a replay of a lease this process enrolled, the sandbox it enrolled, if it still runs and is ours. Only
+   * such replays look up before creating, so a cold provision never pays for the lookup; anything else
+   * (stopped, gone, a failed lookup) returns undefined and the replay takes the create-or-adopt path.
+   */
+  async function enrolledSandbox(
+    project: VercelProject,
+    allocation: Allocation,
+    signal?: AbortSignal,
+  ): Promise<SandboxHandle | undefined> {
+    if (!enrolledHere.delete(allocation.leaseId)) return undefined;
+    const sandbox = await project.find(allocation.sandboxName, signal);
+    if (sandbox?.status !== "running" || sandbox.tags?.[TAG_SCOPE] !== allocation.scope) return undefined;
+    step("adopted", allocation.leaseId);
+    return sandbox;
   }
 
   async function provisionLocked(
@@ -266,12 +288,15 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     const claim = { mayExist: false };
     let enrollment: NodeEnrollment | undefined;
     try {
-      const sandbox = await createOrAdopt(project, allocation, request, claim, signal);
+      const enrolled = await enrolledSandbox(project, allocation, signal);
+      if (enrolled) claim.mayExist = true;
+      const sandbox = enrolled ?? (await createOrAdopt(project, allocation, request, claim, signal));
       signal?.throwIfAborted();
-      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions, (e) => {
+      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions, !!enrolled, (e) => {
         enrollment = e;
       });
       step("enrolled", leaseId);
+      enrolledHere.add(leaseId);
       armKeepalive(leaseId, sandboxName, settings);
       return { leaseId, sharedHost: false, node: { deviceId } };
     } catch (error) {
@@ -380,6 +405,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
           // Under the lease's lock, so a provision still in flight has settled and cannot re-arm it after.
           await keepalive.disarm(leaseId);
           knownSettings.delete(leaseId);
+          enrolledHere.delete(leaseId);
           await ledger.bury(leaseId, sandboxName);
           await releaseSandbox(await projectFor(settings), sandboxName, retained, undefined, absenceProof);
           await ledger.markAbsent(leaseId);
