@@ -1,0 +1,80 @@
+// Verifying a notification from the resident: signature (HMAC-SHA256 over version, timestamp, nonce and
+// body), a replay window around the host's clock, and a nonce remembered for that window so a captured request
+// cannot be replayed inside it. A host with several instances passes a shared NonceStore (e.g. Redis SET NX).
+
+import { Value } from "@sinclair/typebox/value";
+import { type Notification, NotificationSchema } from "../suspend/protocol.js";
+import { NONCE_HEADER, SIGNATURE_HEADER, signatureMatches, TIMESTAMP_HEADER } from "../suspend/signature.js";
+
+export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
+
+export interface NonceStore {
+  /** Records `nonce` until `expiresAtMs`; false when it was already recorded (a replay). */
+  claim(nonce: string, expiresAtMs: number): boolean | Promise<boolean>;
+}
+
+/** An in-memory NonceStore for one host instance, bounded: expired nonces are pruned, the oldest dropped first. */
+export class MemoryNonceStore implements NonceStore {
+  readonly #seen = new Map<string, number>();
+  readonly #max: number;
+  readonly #now: () => number;
+
+  constructor(max = 10_000, now: () => number = Date.now) {
+    this.#max = max;
+    this.#now = now;
+  }
+
+  claim(nonce: string, expiresAtMs: number): boolean {
+    const now = this.#now();
+    for (const [key, expiry] of this.#seen) if (expiry <= now) this.#seen.delete(key);
+    if (this.#seen.has(nonce)) return false;
+    if (this.#seen.size >= this.#max) this.#seen.delete(this.#seen.keys().next().value as string);
+    this.#seen.set(nonce, expiresAtMs);
+    return true;
+  }
+}
+
+export type VerifyFailure = "missing-header" | "bad-signature" | "outside-window" | "replayed" | "bad-body";
+export type VerifyResult = { ok: true; notification: Notification } | { ok: false; reason: VerifyFailure };
+
+export interface VerifyOptions {
+  secret: string;
+  /** Request headers (lower-case names, as Node and the Fetch API give them). */
+  headers: Record<string, string | string[] | undefined> | Headers;
+  /** The raw body exactly as received. */
+  body: string;
+  nonces: NonceStore;
+  windowMs?: number;
+  nowMs?: number;
+}
+
+function header(headers: VerifyOptions["headers"], name: string): string | undefined {
+  const value = headers instanceof Headers ? headers.get(name) : headers[name];
+  return Array.isArray(value) ? value[0] : (value ?? undefined);
+}
+
+/** Checks signature, window, nonce (in that order; a nonce is claimed only for a genuine, fresh request). */
+export async function verifyNotification(options: VerifyOptions): Promise<VerifyResult> {
+  const timestamp = header(options.headers, TIMESTAMP_HEADER);
+  const nonce = header(options.headers, NONCE_HEADER);
+  const signature = header(options.headers, SIGNATURE_HEADER);
+  if (!timestamp || !nonce || !signature || !/^[0-9]{1,16}$/.test(timestamp) || nonce.length > 128) {
+    return { ok: false, reason: "missing-header" };
+  }
+  const timestampMs = Number(timestamp);
+  if (!signatureMatches(options.secret, timestampMs, nonce, options.body, signature)) {
+    return { ok: false, reason: "bad-signature" };
+  }
+  const now = options.nowMs ?? Date.now();
+  const windowMs = options.windowMs ?? DEFAULT_REPLAY_WINDOW_MS;
+  if (Math.abs(now - timestampMs) > windowMs) return { ok: false, reason: "outside-window" };
+  if (!(await options.nonces.claim(nonce, timestampMs + windowMs))) return { ok: false, reason: "replayed" };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(options.body);
+  } catch {
+    return { ok: false, reason: "bad-body" };
+  }
+  if (!Value.Check(NotificationSchema, parsed)) return { ok: false, reason: "bad-body" };
+  return { ok: true, notification: parsed };
+}
