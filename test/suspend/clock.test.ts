@@ -9,7 +9,12 @@ const MIN = 60_000;
 
 function fakeTime(start = 1_000_000) {
   let now = start;
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 describe("idle clock", () => {
