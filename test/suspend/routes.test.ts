@@ -49,8 +49,8 @@ async function send(path: string, method: string, body?: string) {
     ...(body === undefined ? {} : { body, headers: { "content-type": "application/json" } }),
   });
   // biome-ignore lint/suspicious/noExplicitAny: JSON answers of several shapes; each spec asserts the one it expects
-  const body = (await response.json()) as any;
-  return { status: response.status, allow: response.headers.get("allow"), body };
+  const answer = (await response.json()) as any;
+  return { status: response.status, allow: response.headers.get("allow"), body: answer };
 }
 const post = (path: string, value: unknown) => send(path, "POST", JSON.stringify(value));
 const idle = () => {
