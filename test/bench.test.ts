@@ -2,6 +2,10 @@
 // asserted here as counts against the emulator's request log; and `npm run bench` itself runs in a short mode
 // so it cannot rot: its JSON has every figure, and the counts in it are the ones the provider promises.
 // Nothing here asserts a time.
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import type { WorkerProfile } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +13,8 @@ import { enrollingOptions, operationId } from "../src/conformance/fixtures.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../src/emulator/index.js";
 import { sandboxNameOf } from "../src/provider/allocation.js";
 import { createVercelSandboxProvider, type VercelSandboxProvider } from "../src/provider/index.js";
+import { REPO_ROOT } from "./gateway/openclaw.js";
+import { ensureBuilt } from "./setup/build.js";
 
 const CREATE = /^\/v[23]\/sandboxes$/;
 
@@ -95,5 +101,118 @@ describe("replay round trips", () => {
     expect(replay[0]?.path).toMatch(CREATE);
     expect(replay[0]?.status).toBe(409);
     await restarted.destroy({ leaseId: lease.leaseId, profile });
+  });
+});
+
+interface TripRow {
+  operation: string;
+  requests: number;
+  creates: number;
+  floor: number;
+  pattern: string[];
+}
+
+describe("npm run bench, short mode", () => {
+  const sizes = { BENCH_RUNS: "3", BENCH_DISTINCT: "6", BENCH_SAME: "4", BENCH_LEASES: "5" };
+  let dir: string;
+  let stdout: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the record is JSON read back from disk; each spec names its fields.
+  let record: any;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = await mkdtemp(join(tmpdir(), "bench-short-"));
+    const out = join(dir, "latest.json");
+    stdout = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        ["bench/run.mjs"],
+        { cwd: REPO_ROOT, env: { ...process.env, ...sizes, BENCH_OUT: out }, timeout: 420_000 },
+        (error, text, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(text)),
+      );
+    });
+    record = JSON.parse(await readFile(out, "utf8"));
+  }, 480_000);
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const trip = (operation: string): TripRow => {
+    const row = (record.roundTrips.rows as TripRow[]).find((r) => r.operation === operation);
+    if (!row) throw new Error(`no round-trip row ${operation}`);
+    return row;
+  };
+
+  it("counts round trips: inspect is one lookup, a replay in the enrolling process creates nothing, and no operation beats its floor", () => {
+    expect(trip("inspect")).toMatchObject({ requests: 1, creates: 0, pattern: ["GET /v2/sandboxes/:id 200"] });
+    expect(trip("replay, same process, stand-in enroller")).toMatchObject({ requests: 1, creates: 0 });
+    expect(trip("replay, same process, real bootstrap").creates).toBe(0);
+    expect(trip("replay, same process, real bootstrap").pattern[0]).toBe("GET /v2/sandboxes/:id 200");
+    expect(trip("replay, restarted gateway, real bootstrap").pattern[0]).toBe("POST /v2/sandboxes 409");
+    for (const cold of ["cold provision, real bootstrap", "cold provision, stand-in enroller"]) {
+      expect(trip(cold).creates).toBe(1);
+      expect(trip(cold).pattern[0]).toBe("POST /v2/sandboxes 200");
+      expect(trip(cold).pattern.filter((p) => p.startsWith("GET "))).toEqual([]);
+    }
+    expect(trip("cold provision, stand-in enroller").requests).toBe(3);
+    expect(trip("renew").pattern.at(-1)).toBe("POST /v2/sandboxes/sessions/:id/extend-timeout 200");
+    expect(trip("destroy").pattern.at(-1)).toBe("GET /v2/sandboxes/:id 404");
+    for (const row of record.roundTrips.rows as TripRow[]) expect(row.requests).toBeGreaterThanOrEqual(row.floor);
+    // The real bootstrap downloaded the artifact once: the replays adopted the node it started.
+    expect(record.roundTrips.artifactDownloads).toBe(1);
+  });
+
+  it("samples overhead for every operation on both sides, with the plugin's request count", () => {
+    const operations = record.overhead.map((r: { operation: string }) => r.operation);
+    expect(operations).toEqual([
+      "cold provision (stand-in enroller)",
+      "replay (same process)",
+      "inspect",
+      "renew",
+      "destroy",
+    ]);
+    for (const row of record.overhead) {
+      expect(row.runs).toBe(3);
+      for (const side of [row.pluginOverheadMs, row.bridgeOverheadMs]) {
+        expect(Object.keys(side)).toEqual(["p50", "p95"]);
+        expect(Number.isFinite(side.p50)).toBe(true);
+      }
+      expect(Number.isFinite(row.ratio)).toBe(true);
+    }
+    const requests = Object.fromEntries(
+      record.overhead.map((r: { operation: string; requests: number }) => [r.operation, r.requests]),
+    );
+    expect(requests).toMatchObject({ "cold provision (stand-in enroller)": 3, "replay (same process)": 1, inspect: 1 });
+  });
+
+  it("concurrent provisions make one sandbox per distinct operation and one for a shared operation, without errors", () => {
+    expect(record.concurrency.distinct).toMatchObject({ provisions: 6, sandboxesCreated: 6, leases: 6, errors: 0 });
+    expect(record.concurrency.sameOperation).toMatchObject({
+      provisions: 4,
+      sandboxesCreated: 1,
+      leases: 1,
+      errors: 0,
+    });
+  });
+
+  it("measures memory with every lease tracked, and the emulator's cost per operation", () => {
+    expect(record.memory).toMatchObject({ leases: 5, tracked: 5 });
+    expect(Number.isInteger(record.memory.heapGrowthBytes)).toBe(true);
+    const emulator = Object.fromEntries(
+      record.emulator.rows.map((r: { operation: string; requestsPerOp: number }) => [r.operation, r.requestsPerOp]),
+    );
+    expect(emulator).toEqual({ create: 1, "run true": 1, stop: 1, "resume + run true": 3, delete: 1 });
+  });
+
+  it("prints the tables, with what is not built yet as n/a, and names the machine", () => {
+    expect(record.machine).toMatchObject({ nproc: expect.any(Number), node: process.version });
+    expect(record.notBuilt.figures.map((f: { figure: string }) => f.figure).join("\n")).toMatch(
+      /warm vs cold[\s\S]*suspend/,
+    );
+    for (const heading of ["**Round trips per operation**", "**Plugin overhead**", "**Concurrency**", "**Memory**"]) {
+      expect(stdout).toContain(heading);
+    }
+    expect(stdout).toContain("| warm provision (from a warm image) | n/a (not built yet) |");
+    expect(stdout.match(/n\/a \(not built yet\)/g)).toHaveLength(3);
   });
 });

@@ -1,0 +1,116 @@
+// The gateway's half of a real node enrollment, for counting the real enroller's requests: an HTTPS stand-in
+// for the gateway's artifact route (self-signed, so the descriptor pins its fingerprint) serving a packed
+// stand-in `openclaw` CLI (the enrollment specs' fixture node), and provision options whose enrollment points
+// at it. The bootstrap program runs for real on the emulator's sandbox: it downloads, verifies, installs with
+// npm and starts the fixture node, whose identity file is the device id the gateway "sees".
+import { execFileSync } from "node:child_process";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Sandbox } from "@vercel/sandbox";
+
+const FIXTURE_NODE = new URL("../../test/provider/fixtures/openclaw-node/openclaw.mjs", import.meta.url);
+const VERSION = "2026.9.2";
+const HOME = "/home/vercel-sandbox";
+
+/** `npm pack` of the fixture node as a package named `openclaw`, dependency-free so it installs offline. */
+function packFixtureNode(dir) {
+  copyFileSync(FIXTURE_NODE, join(dir, "openclaw.mjs"));
+  const pkg = { name: "openclaw", version: VERSION, type: "module", bin: { openclaw: "openclaw.mjs" } };
+  writeFileSync(join(dir, "package.json"), JSON.stringify(pkg));
+  const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: dir, encoding: "utf8" });
+  const bytes = readFileSync(join(dir, out.trim().split("\n").pop()));
+  return { bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+function selfSigned(dir) {
+  const keyPath = join(dir, "gateway.key");
+  const certPath = join(dir, "gateway.crt");
+  const args = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"];
+  args.push(
+    "-subj",
+    "/CN=bench-gateway",
+    "-addext",
+    "subjectAltName=IP:127.0.0.1",
+    "-keyout",
+    keyPath,
+    "-out",
+    certPath,
+  );
+  execFileSync("openssl", args, { stdio: "ignore" });
+  return { key: readFileSync(keyPath), cert: readFileSync(certPath) };
+}
+
+/**
+ * Starts the stand-in gateway. `connection` reaches the emulator for the gateway's own reads (the device
+ * wait); those requests are the gateway's, not the plugin's.
+ */
+export async function startEnrollmentGateway(connection) {
+  const dir = mkdtempSync(join(tmpdir(), "bench-gateway-"));
+  const artifact = packFixtureNode(dir);
+  const tls = selfSigned(dir);
+  const token = `bench-bootstrap-${randomBytes(16).toString("hex")}`;
+  let downloads = 0;
+  const server = createServer(tls, (req, res) => {
+    const wanted = req.url === `/__openclaw__/worker-bootstrap/artifacts/${artifact.sha256}`;
+    if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end();
+    if (!wanted) return void res.writeHead(404).end();
+    downloads += 1;
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": artifact.bytes.length });
+    res.end(artifact.bytes);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `https://127.0.0.1:${server.address().port}/__openclaw__/worker-bootstrap/artifacts/${artifact.sha256}`;
+  const fingerprint = new X509Certificate(tls.cert).fingerprint256;
+
+  async function deviceOf(sandboxName, leaseId) {
+    const path = `${HOME}/.openclaw/cloud-workers/${leaseId}/identity.json`;
+    for (;;) {
+      const sandbox = await Sandbox.get({ ...connection, name: sandboxName });
+      const file = await sandbox.readFileToBuffer({ path }).catch(() => undefined);
+      const identity = file ? JSON.parse(file.toString("utf8")) : undefined;
+      if (identity?.deviceId) return identity.deviceId;
+      await sleep(100);
+    }
+  }
+
+  return {
+    downloads: () => downloads,
+    /** Provision options as the gateway passes them; `mode: "resume"` is a restarted gateway's replay. */
+    options(sandboxName, leaseId, mode = "connect") {
+      return {
+        executionMode: "worker-turn",
+        beginNodeEnrollment: async () => {
+          const common = {
+            nodeBootstrap: {
+              url,
+              token,
+              sha256: artifact.sha256,
+              bytes: artifact.bytes.length,
+              openclawVersion: VERSION,
+              enabledPluginIds: [],
+              tlsFingerprint: fingerprint,
+            },
+            openclawVersion: VERSION,
+            displayName: "Cloud worker bench",
+            waitForDeviceId: () => deviceOf(sandboxName, leaseId),
+          };
+          return mode === "resume"
+            ? { ...common, mode, deviceId: "resumed" }
+            : { ...common, mode, setupCode: `bench-setup-${randomBytes(16).toString("hex")}`, setupId: "bench" };
+        },
+      };
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        });
+      }),
+  };
+}

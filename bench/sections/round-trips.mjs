@@ -1,0 +1,92 @@
+// Round trips per operation: the plugin's own Vercel requests (counted at its `fetch`, so the stand-in
+// gateway's reads of the sandbox are not charged to it), against the floor each operation cannot go below.
+// Cold provision and replays run twice: with the REAL bootstrap enroller (its request pattern, against a
+// stand-in gateway serving a fixture node) and with the conformance stand-in enroller (no requests of its own).
+
+import { startEnrollmentGateway } from "../lib/enrollment-gateway.mjs";
+import {
+  makeProvider,
+  operationId,
+  profileOf,
+  sandboxNameOfLease,
+  standInEnroller,
+  standInOptions,
+} from "../lib/provider.mjs";
+import { countingFetch, isCreate, routeOf } from "../lib/stats.mjs";
+
+/** Floors: the requests an operation needs at the least, and why. */
+const FLOORS = {
+  "cold provision, real bootstrap": [
+    5,
+    "create, open egress, write bootstrap, run it (streams to its end), narrow egress",
+  ],
+  "cold provision, stand-in enroller": [3, "create, open egress, narrow egress"],
+  "replay, same process, real bootstrap": [
+    2,
+    "lookup, run the bootstrap already on the box (adopts or resumes the node)",
+  ],
+  "replay, same process, stand-in enroller": [1, "lookup"],
+  "replay, restarted gateway, real bootstrap": [
+    3,
+    "create (409: no lookup on the cold path), lookup, run the bootstrap",
+  ],
+  inspect: [1, "lookup"],
+  renew: [2, "lookup (expiry), extend"],
+  destroy: [2, "delete, one lookup proving absence"],
+};
+
+export async function roundTrips(api) {
+  const token = api.credentials.token;
+  const profile = profileOf(api);
+  const plugin = countingFetch(api.fetch);
+  const gateway = await startEnrollmentGateway({ ...api.credentials, fetch: api.fetch });
+  const providers = [];
+  const make = (options) => {
+    const provider = makeProvider(token, { fetch: plugin.fetch, scope: "bench-trips", ...options });
+    providers.push(provider);
+    return provider;
+  };
+  const rows = [];
+  async function count(operation, call) {
+    const mark = plugin.mark();
+    await call();
+    const requests = plugin.since(mark);
+    const [floor, floorIs] = FLOORS[operation];
+    rows.push({
+      operation,
+      requests: requests.length,
+      creates: requests.filter(isCreate).length,
+      floor,
+      floorIs,
+      pattern: requests.map((r) => `${routeOf(r)} ${r.status}`),
+    });
+  }
+  try {
+    const real = make({ enrollment: { waitTimeoutMs: 120_000 } });
+    const op = operationId();
+    const { leaseId } = await real.resolveAllocation(profile, op);
+    const name = sandboxNameOfLease(leaseId);
+    await count("cold provision, real bootstrap", () => real.provision(profile, op, gateway.options(name, leaseId)));
+    await count("replay, same process, real bootstrap", () =>
+      real.provision(profile, op, gateway.options(name, leaseId, "resume")),
+    );
+    const restarted = make({ enrollment: { waitTimeoutMs: 120_000 } });
+    await count("replay, restarted gateway, real bootstrap", () =>
+      restarted.provision(profile, op, gateway.options(name, leaseId, "resume")),
+    );
+    await count("inspect", () => restarted.inspect({ leaseId, profile }));
+    await count("renew", () => restarted.renew(leaseId));
+    await count("destroy", () => restarted.destroy({ leaseId, profile }));
+
+    const standIn = make({ enroll: standInEnroller });
+    const other = operationId();
+    const lease = { leaseId: (await standIn.resolveAllocation(profile, other)).leaseId, profile };
+    await count("cold provision, stand-in enroller", () => standIn.provision(profile, other, standInOptions()));
+    await count("replay, same process, stand-in enroller", () => standIn.provision(profile, other, standInOptions()));
+    await standIn.destroy(lease);
+    return { rows, artifactDownloads: gateway.downloads() };
+  } finally {
+    for (const provider of providers) await provider.dispose();
+    await gateway.close();
+  }
+}
