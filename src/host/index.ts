@@ -1,0 +1,16 @@
+// `openclaw-vercel-sandbox/host`: what a host (e.g. a Vercel Function in front of VM1) imports to take part in
+// sleep and wake: verify the resident's notifications, drive status/suspend/resume, and the wire protocol as
+// TypeBox schemas (docs/protocol.md describes the same).
+
+export * from "../suspend/protocol.js";
+export { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../suspend/signature.js";
+export { GatewayClient, type GatewayClientOptions, GatewayHttpError, type SuspendOptions } from "./client.js";
+export {
+  DEFAULT_REPLAY_WINDOW_MS,
+  MemoryNonceStore,
+  type NonceStore,
+  type VerifyFailure,
+  type VerifyOptions,
+  type VerifyResult,
+  verifyNotification,
+} from "./verify.js";
