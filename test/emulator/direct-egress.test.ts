@@ -12,7 +12,7 @@ const emulator = useEmulator();
 const octet = randomInt(1, 250);
 const namespace = `vsbtest${process.pid}`;
 const hostEnd = `vt${process.pid}h`;
-const testHost = `10.213.${octet}.1`;
+const testHost = `10.214.${octet}.1`;
 let server: Server;
 let port: number;
 
@@ -48,9 +48,9 @@ describe.each(SDKS)("direct egress with SDK %s", (_version, { Sandbox }) => {
     ]);
     await sandbox.updateNetworkPolicy({ allow: ["example.invalid"] });
     expect(await raw(sandbox)).toBe("blocked");
-    await sandbox.updateNetworkPolicy({ allow: [], subnets: { allow: [`10.213.${octet}.0/30`] } });
+    await sandbox.updateNetworkPolicy({ allow: [], subnets: { allow: [`10.214.${octet}.0/30`] } });
     expect(await raw(sandbox)).toBe("hello from the test host");
-    await sandbox.updateNetworkPolicy({ allow: [testHost], subnets: { deny: ["10.213.0.0/16"] } });
+    await sandbox.updateNetworkPolicy({ allow: [testHost], subnets: { deny: ["10.214.0.0/16"] } });
     expect(await raw(sandbox)).toBe("blocked");
     await sandbox.delete();
   });
