@@ -45,12 +45,15 @@ export const SuspendDrainingSchema = Type.Object({
   suspensionId: Type.String(),
   expiresAtMs: Type.Integer(),
   retryAfterMs: Type.Integer({ minimum: 0 }),
+  /** The gateway's count of tracked work still running. */
+  activeCount: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export const SuspendBusySchema = Type.Object({
   status: Type.Literal("busy"),
   /** `activity`: our clock says not yet; `gateway`: the gateway refused (work, another lease, a restart); `reclaim`: a worker is not released yet. */
   reason: Type.Union([Type.Literal("activity"), Type.Literal("gateway"), Type.Literal("reclaim")]),
   retryAfterMs: Type.Integer({ minimum: 0 }),
+  activeCount: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export const SuspendResultSchema = Type.Union([SuspendReadySchema, SuspendDrainingSchema, SuspendBusySchema]);
 export type SuspendResult = Static<typeof SuspendResultSchema>;

@@ -14,6 +14,8 @@ export type Dispatch = (method: string, params?: unknown) => Promise<GatewayMeth
 /** Retry hint when the gateway refuses without one, and when a worker is still being released. */
 const GATEWAY_RETRY_MS = 1_000;
 const RECLAIM_RETRY_MS = 5_000;
+/** How soon a host should ask again about a draining lease (answered from `gateway.suspend.status`). */
+const DRAIN_POLL_MS = 2_000;
 
 interface Lease {
   requestId: string;
@@ -106,8 +108,24 @@ export class Suspender {
   }
 
   async #suspend(dispatch: Dispatch, requestId: string): Promise<SuspendResult> {
-    const renewing = this.#currentLease()?.requestId === requestId;
-    if (!renewing) {
+    const lease = this.#currentLease();
+    if (lease?.requestId === requestId && lease.phase === "draining") {
+      // A host polling a draining lease: `status` re-samples the gateway's work without spending the prepare
+      // rate limit (30 a minute); only once it is ready does prepare renew the lease below.
+      const polled = await dispatch("gateway.suspend.status", { suspensionId: lease.suspensionId });
+      const payload = (polled.payload ?? {}) as Record<string, unknown>;
+      if (polled.ok && payload.status === "draining") {
+        return {
+          status: "draining",
+          suspensionId: lease.suspensionId,
+          expiresAtMs: retryHint(payload.expiresAtMs, lease.expiresAtMs),
+          retryAfterMs: DRAIN_POLL_MS,
+          ...activeCount(payload),
+        };
+      }
+      if (polled.ok && payload.status === "running") this.#lease = undefined;
+    }
+    if (this.#currentLease()?.requestId !== requestId) {
       const check = checkSuspend(this.#options.clock.snapshot(), this.#options.policy);
       if (!check.ok) return { status: "busy", reason: "activity", retryAfterMs: check.retryAfterMs };
       const reclaim = await this.#reclaim(dispatch);
@@ -116,24 +134,30 @@ export class Suspender {
     const response = await dispatch("gateway.suspend.prepare", { requestId, drain: true });
     if (!response.ok) return busyFromError("gateway.suspend.prepare", response);
     const payload = response.payload as Record<string, unknown>;
-    if (payload.status === "ready" || payload.status === "draining") {
-      const lease: Lease = {
-        requestId,
-        suspensionId: String(payload.suspensionId),
-        expiresAtMs: Number(payload.expiresAtMs),
-        phase: payload.status,
-      };
-      this.#lease = lease;
-      if (lease.phase === "ready")
-        return { status: "ready", suspensionId: lease.suspensionId, expiresAtMs: lease.expiresAtMs };
+    if (payload.status !== "ready" && payload.status !== "draining") {
       return {
-        status: "draining",
-        suspensionId: lease.suspensionId,
-        expiresAtMs: lease.expiresAtMs,
+        status: "busy",
+        reason: "gateway",
         retryAfterMs: retryHint(payload.retryAfterMs, GATEWAY_RETRY_MS),
+        ...activeCount(payload),
       };
     }
-    return { status: "busy", reason: "gateway", retryAfterMs: retryHint(payload.retryAfterMs, GATEWAY_RETRY_MS) };
+    const held: Lease = {
+      requestId,
+      suspensionId: String(payload.suspensionId),
+      expiresAtMs: Number(payload.expiresAtMs),
+      phase: payload.status,
+    };
+    this.#lease = held;
+    if (held.phase === "ready")
+      return { status: "ready", suspensionId: held.suspensionId, expiresAtMs: held.expiresAtMs };
+    return {
+      status: "draining",
+      suspensionId: held.suspensionId,
+      expiresAtMs: held.expiresAtMs,
+      retryAfterMs: Math.min(DRAIN_POLL_MS, retryHint(payload.retryAfterMs, DRAIN_POLL_MS)),
+      ...activeCount(payload),
+    };
   }
 
   /** Releases our live workers; a busy answer when one could not be released (yet). */
@@ -162,6 +186,11 @@ export class Suspender {
 
 function pick(lease: Lease) {
   return { requestId: lease.requestId, suspensionId: lease.suspensionId, expiresAtMs: lease.expiresAtMs };
+}
+
+/** The gateway's count of tracked work, for the host's logs. */
+function activeCount(payload: Record<string, unknown>): { activeCount?: number } {
+  return typeof payload.activeCount === "number" ? { activeCount: payload.activeCount } : {};
 }
 
 function retryHint(value: unknown, fallback: number): number {

@@ -71,7 +71,7 @@ describe("host GatewayClient", () => {
     gateway.state.activeWork = 1;
     const client = new GatewayClient({ baseUrl, token: TOKEN });
     const result = await client.suspend({ deadlineMs: 1_000 });
-    expect(result).toMatchObject({ status: "draining", retryAfterMs: 20_000 });
+    expect(result).toMatchObject({ status: "draining", retryAfterMs: 2_000 });
     expect(gateway.state.lease).toBeUndefined();
     expect(gateway.methods()).toContain("gateway.suspend.resume");
   });

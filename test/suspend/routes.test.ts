@@ -179,14 +179,33 @@ describe("routes: suspend", () => {
     expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "busy", reason: "reclaim" });
   });
 
-  it("active gateway work gives draining with the gateway's retry hint", async () => {
+  it("active gateway work gives draining, with a short poll hint and the gateway's active count", async () => {
     gateway.state.activeWork = 1;
     idle();
     expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({
       status: "draining",
       suspensionId: "susp-1",
-      retryAfterMs: 20_000,
+      retryAfterMs: 2_000,
+      activeCount: 1,
     });
+  });
+
+  it("asking again about a draining lease polls status (no prepare) until the work ends, then renews it as ready", async () => {
+    gateway.state.activeWork = 1;
+    idle();
+    await post(ROUTES.suspend, { requestId: "r1" });
+    expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "draining" });
+    gateway.state.activeWork = 0;
+    expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({
+      status: "ready",
+      suspensionId: "susp-1",
+    });
+    expect(gateway.methods().filter((m) => m.startsWith("gateway.suspend."))).toEqual([
+      "gateway.suspend.prepare",
+      "gateway.suspend.status",
+      "gateway.suspend.status",
+      "gateway.suspend.prepare",
+    ]);
   });
 
   it("the same requestId is idempotent: it renews the same lease, without a second recheck or reclaim", async () => {
