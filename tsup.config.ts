@@ -7,6 +7,7 @@ const entry = {
   "provider/index": "src/provider/index.ts",
   "devcontainer/index": "src/devcontainer/index.ts",
   "conformance/index": "src/conformance/index.ts",
+  "host/index": "src/host/index.ts",
 };
 
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`

@@ -7,8 +7,11 @@ const manifest = {
   id: "vercel-sandbox",
   name: "Vercel Sandbox",
   description: "Runs OpenClaw cloud workers on Vercel Sandbox (worker provider `vercel-sandbox`).",
-  activation: { onStartup: false },
-  contracts: { workerProviders: ["vercel-sandbox"] },
+  // Startup: the sleep/wake routes and the resident timer must exist before the first request (onConfigPaths
+  // activates only bundled plugins in 2026.9.2). Registration without a `suspend` block stays inert.
+  activation: { onStartup: true },
+  // gatewayMethodDispatch: the /vercel-sandbox/v1 routes dispatch gateway.suspend.* inside the authenticated request.
+  contracts: { workerProviders: ["vercel-sandbox"], gatewayMethodDispatch: ["authenticated-request"] },
   configSchema: pluginConfigJsonSchema(),
 };
 writeFileSync(new URL("../openclaw.plugin.json", import.meta.url), `${JSON.stringify(manifest, null, 2)}\n`);

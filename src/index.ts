@@ -1,5 +1,6 @@
 // The OpenClaw plugin entry: registers the `vercel-sandbox` worker provider and the service that stops its
-// keepalives (and the embedded emulator, if a profile started it) when the gateway stops. Registration is
+// keepalives (and the embedded emulator, if a profile started it) when the gateway stops; with a `suspend`
+// block in its config, also the idle clock, resident timer and sleep/wake routes (src/suspend). Registration is
 // side-effect free (no timers, no requests, no emulator): it also runs in the gateway's read-only discovery
 // modes.
 import { createHash } from "node:crypto";
@@ -8,6 +9,7 @@ import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
 import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
+import { registerSuspend } from "./suspend/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
 
@@ -67,5 +69,7 @@ export default definePluginEntry({
         await embedded.close();
       },
     });
+    // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
+    if (config.suspend) registerSuspend(api, config.suspend, provider.id);
   },
 });

@@ -1,0 +1,91 @@
+// The entry's suspend wiring against a stand-in for the gateway's plugin API (the host's object, not ours):
+// nothing without a `suspend` block; with one, the three routes (gateway auth, trusted-operator surface), the
+// resident service, and hooks that feed the clock: a failed turn fences, and while fenced an inbound message
+// is answered with a refusal instead of starting a turn.
+import { describe, expect, it } from "vitest";
+import entry from "../../src/index.js";
+import { FENCED_REPLY } from "../../src/suspend/plugin.js";
+import { ROUTES } from "../../src/suspend/protocol.js";
+
+type Handler = (event: Record<string, unknown>, ctx?: unknown) => unknown;
+
+function fakeApi(pluginConfig: Record<string, unknown>) {
+  const hooks = new Map<string, Handler[]>();
+  const routes: Array<{ path: string; auth: string; match?: string; gatewayRuntimeScopeSurface?: string }> = [];
+  const services: Array<{ id: string; start: () => unknown; stop?: () => unknown }> = [];
+  let agentListener: ((event: Record<string, unknown>) => void) | undefined;
+  const api = {
+    id: "vercel-sandbox",
+    pluginConfig,
+    registrationMode: "full",
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    runtime: {
+      state: { resolveStateDir: () => "/tmp/openclaw-suspend-entry-test-state" },
+      events: {
+        onAgentEvent: (listener: typeof agentListener) => {
+          agentListener = listener;
+          return () => {
+            agentListener = undefined;
+          };
+        },
+      },
+    },
+    registerWorkerProvider: () => undefined,
+    registerService: (service: (typeof services)[number]) => services.push(service),
+    registerHttpRoute: (route: (typeof routes)[number]) => routes.push(route),
+    on: (name: string, handler: Handler) => hooks.set(name, [...(hooks.get(name) ?? []), handler]),
+  };
+  const fire = (name: string, event: Record<string, unknown> = {}) => hooks.get(name)?.map((h) => h(event, {}));
+  return { api, hooks, routes, services, fire, agentEvent: (event: Record<string, unknown>) => agentListener?.(event) };
+}
+
+describe("plugin entry: suspend wiring", () => {
+  it("without a suspend block registers no routes, hooks or resident", () => {
+    const fake = fakeApi({});
+    entry.register(fake.api as never);
+    expect(fake.routes).toEqual([]);
+    expect(fake.hooks.size).toBe(0);
+    expect(fake.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive"]);
+  });
+
+  it("with one registers the three routes with gateway auth on the trusted-operator surface, and the resident", () => {
+    const fake = fakeApi({ suspend: {} });
+    entry.register(fake.api as never);
+    expect(
+      fake.routes.map(({ path, auth, match, gatewayRuntimeScopeSurface }) => ({
+        path,
+        auth,
+        match,
+        gatewayRuntimeScopeSurface,
+      })),
+    ).toEqual(
+      Object.values(ROUTES).map((path) => ({
+        path,
+        auth: "gateway",
+        match: "exact",
+        gatewayRuntimeScopeSurface: "trusted-operator",
+      })),
+    );
+    expect(fake.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive", "vercel-sandbox-resident"]);
+    expect([...fake.hooks.keys()].sort()).toEqual(
+      ["after_tool_call", "before_dispatch", "message_received", "model_call_ended", "model_call_started"].sort(),
+    );
+  });
+
+  it("a turn that ends in error fences: inbound messages are then refused; a turn that ends well does not", async () => {
+    const fake = fakeApi({ suspend: {} });
+    entry.register(fake.api as never);
+    const resident = fake.services.find((s) => s.id === "vercel-sandbox-resident")!;
+    await resident.start();
+    try {
+      fake.agentEvent({ runId: "r1", stream: "lifecycle", data: { phase: "start" } });
+      fake.agentEvent({ runId: "r1", stream: "lifecycle", data: { phase: "end" } });
+      expect(fake.fire("before_dispatch")).toEqual([undefined]);
+      fake.agentEvent({ runId: "r2", stream: "lifecycle", data: { phase: "start" } });
+      fake.agentEvent({ runId: "r2", stream: "lifecycle", data: { phase: "error" } });
+      expect(fake.fire("before_dispatch")).toEqual([{ handled: true, text: FENCED_REPLY }]);
+    } finally {
+      await resident.stop?.();
+    }
+  });
+});
