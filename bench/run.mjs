@@ -9,7 +9,7 @@ import { availableParallelism, cpus, release } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalSandboxApi } from "../dist/emulator/index.js";
-import { markdown } from "./lib/report.mjs";
+import { formattedJson, markdown } from "./lib/report.mjs";
 import { concurrency } from "./sections/concurrency.mjs";
 import { emulatorCost } from "./sections/emulator.mjs";
 import { memory } from "./sections/memory.mjs";
@@ -67,5 +67,5 @@ try {
   await api.close();
 }
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify(record, null, 2)}\n`);
+writeFileSync(out, `${formattedJson(record)}\n`);
 process.stdout.write(`${markdown(record)}\n\nJSON: ${out}\n`);

@@ -1,9 +1,28 @@
 // Turns the bench's JSON record into the Markdown tables it prints (and the README shows).
 const NOT_BUILT = "n/a (not built yet)";
 
+/** A Markdown table with its columns padded, as the README's formatter writes it. */
 function table(header, rows) {
-  const line = (cells) => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+  const cells = [header, ...rows].map((row) => row.map(String));
+  const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
+  const line = (row) => `| ${row.map((cell, i) => cell.padEnd(widths[i])).join(" | ")} |`;
+  return [line(cells[0]), line(widths.map((w) => "-".repeat(w))), ...cells.slice(1).map(line)].join("\n");
+}
+
+/** `POST /v2/sandboxes/sessions/:id/network-policy 200` → `policy`; a status other than 200 is kept. */
+const SHORT = [
+  [/^POST \/v[23]\/sandboxes /, "create"],
+  [/^GET \/v2\/sandboxes\/:id /, "get"],
+  [/^DELETE \/v2\/sandboxes\/:id /, "delete"],
+  [/\/network-policy /, "policy"],
+  [/\/fs\/write /, "write"],
+  [/\/cmd /, "run"],
+  [/\/extend-timeout /, "extend"],
+];
+function short(request) {
+  const name = SHORT.find(([pattern]) => pattern.test(request))?.[1] ?? request.replace(/ \d+$/, "");
+  const status = request.split(" ").at(-1);
+  return status === "200" ? name : `${name} ${status}`;
 }
 
 const ms = ({ p50, p95 }) => `${p50} / ${p95}`;
@@ -19,9 +38,9 @@ export function markdown(record) {
   out.push("", "**Round trips per operation** (the plugin's own Vercel requests; floor = the least it could need)", "");
   out.push(
     table(
-      ["operation", "requests", "create requests", "floor", "pattern"],
+      ["operation", "requests", "create requests", "floor", "requests made"],
       [
-        ...roundTrips.rows.map((r) => [r.operation, r.requests, r.creates, r.floor, r.pattern.join(", ")]),
+        ...roundTrips.rows.map((r) => [r.operation, r.requests, r.creates, r.floor, r.pattern.map(short).join(", ")]),
         ...notBuilt.roundTrips.map((r) => [r.operation, NOT_BUILT, "", r.floor, r.reason]),
       ],
     ),
@@ -76,4 +95,19 @@ export function markdown(record) {
     ),
   );
   return out.join("\n");
+}
+
+/** JSON as the repository's formatter writes it: two-space indent, arrays of plain values on one line when they fit. */
+export function formattedJson(value, lineWidth = 120) {
+  // Only arrays without nested arrays or objects (strings here never hold brackets or braces).
+  return JSON.stringify(value, null, 2).replace(
+    /^( *)("[^"]*": )?\[\n([^[\]{}]*?)\n\1\]/gm,
+    (whole, indent, key, body) => {
+      const line = `${indent}${key ?? ""}[${body
+        .split(",\n")
+        .map((item) => item.trim())
+        .join(", ")}]`;
+      return line.length <= lineWidth ? line : whole;
+    },
+  );
 }
