@@ -7,13 +7,29 @@
 // The idle interval is 0 here (the clock is always idle unless a turn is in flight), so no spec waits for time.
 // Right after start the gateway may still hold tracked work of its own, so a first answer can be `draining`:
 // specs that need a lease acquire it as a host does, with GatewayClient.suspend (polls until ready).
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayClient } from "../../src/host/index.js";
+import { GatewayClient, MemoryNonceStore, verifyNotification } from "../../src/host/index.js";
 import { MAX_BODY_BYTES, ROUTES } from "../../src/suspend/protocol.js";
-import { GatewayHarness } from "./harness.js";
+import { GatewayHarness, waitFor } from "./harness.js";
 
 let harness: GatewayHarness | undefined;
 let token = "";
+// The host side of notifications: a loopback server that keeps each raw request for the specs to verify.
+const SECRET_ENV = "VSB_NOTIFY_SECRET";
+const secret = randomBytes(24).toString("hex");
+const notifications: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+const host = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    notifications.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+    res.statusCode = 204;
+    res.end();
+  });
+});
 const latenciesMs: number[] = [];
 
 function gw(): GatewayHarness {
@@ -52,15 +68,18 @@ beforeAll(async () => {
   harness = await GatewayHarness.create();
   const config = (await harness.readConfig()) as { gateway: { auth: { token: string } } };
   token = config.gateway.auth.token; // in memory only; the harness redacts it from everything it returns
+  await new Promise<void>((resolve) => host.listen(0, "127.0.0.1", resolve));
+  const notifyUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/notify`;
   await harness.installPlugin(await harness.packPlugin());
-  await harness.patchConfig({
-    plugins: { entries: { "vercel-sandbox": { config: { suspend: { idleAfter: 0, pollInterval: "1h" } } } } },
-  });
-  await harness.startGateway();
+  const suspend = { idleAfter: 0, pollInterval: "1s", renotifyAfter: "1h", notifyUrl, secretEnv: SECRET_ENV };
+  await harness.patchConfig({ plugins: { entries: { "vercel-sandbox": { config: { suspend } } } } });
+  // The notification secret exists only in the gateway process's environment (and this test's memory).
+  await harness.startGateway({ env: { [SECRET_ENV]: secret }, secrets: [secret] });
 }, 420_000);
 
 afterAll(async () => {
   await harness?.dispose();
+  await new Promise((resolve) => host.close(resolve));
   if (latenciesMs.length > 0) {
     const sorted = [...latenciesMs].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
@@ -154,6 +173,28 @@ describe("sleep/wake handshake on an idle real gateway", () => {
       const ready = await acquire(`measure-${i}`, true);
       expect(await client().resume(ready.suspensionId)).toMatchObject({ resumed: true });
     }
+  });
+
+  it("the resident notifies the host with a signed notification the host library accepts once, and refuses replayed", async () => {
+    const first = await waitFor("a notification", async () => notifications[0], { timeoutMs: 60_000 });
+    const nonces = new MemoryNonceStore();
+    const verify = () => verifyNotification({ secret, headers: first.headers as never, body: first.body, nonces });
+    const accepted = await verify();
+    expect(accepted).toMatchObject({ ok: true, notification: { version: 1, reason: "idle" } });
+    expect(await verify()).toEqual({ ok: false, reason: "replayed" });
+    const forged = await verifyNotification({
+      secret: "not-the-secret",
+      headers: first.headers as never,
+      body: first.body,
+      nonces: new MemoryNonceStore(),
+    });
+    expect(forged).toEqual({ ok: false, reason: "bad-signature" });
+  });
+
+  it("the notification secret appears in no file of the run dir and in no gateway log", async () => {
+    const scan = await gw().scanForSecret(secret);
+    expect(scan.filesRead).toBeGreaterThan(0);
+    expect(scan.matches).toEqual([]);
   });
 
   it("the gateway token appears in no file of the run dir other than the config and openclaw's backups of it", async () => {
