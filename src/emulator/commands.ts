@@ -5,7 +5,7 @@
 // `sudo` (executor.ts), with the matching HOME/USER.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
-import { networkModeOf, proxyEnv, sessionEgress } from "./egress.js";
+import { networkModeOf, proxyEnv } from "./egress.js";
 import { syncDirectRoutes } from "./egress-routes.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
@@ -69,7 +69,7 @@ export async function runCommand(ctx: Ctx): Promise<void> {
   let proxy: Record<string, string> = {};
   if (network === "proxied") {
     try {
-      proxy = proxyEnv((await sessionEgress(live, ctx.track)).port);
+      proxy = proxyEnv((await ctx.lifecycle.egressOf(live)).port);
     } finally {
       live = runningSession(ctx, session.id);
     }

@@ -12,7 +12,7 @@ import { lookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { isIP, type Server, type Socket, connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
-import { allowedAddresses, egressRules, normalizeHost, worthResolving } from "./egress-policy.js";
+import { allowedAddresses, egressRules, hostAllowed, normalizeHost, worthResolving } from "./egress-policy.js";
 import { hostAddresses } from "./host-addresses.js";
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -25,7 +25,11 @@ export interface EgressProxy {
   close(): void;
 }
 
-type Decision = { addresses: LookupAddress[] } | { refused: string };
+/** The loopback port of the emulator's route server when `host` is one of its `*.vercel.run` routes. */
+export type RouteOf = (host: string) => Promise<number | undefined>;
+
+/** `port` is set for a route: the tunnel goes to the route server, whatever port the client asked for. */
+type Decision = { addresses: LookupAddress[]; port?: number } | { refused: string };
 
 async function resolve(host: string): Promise<LookupAddress[]> {
   const family = isIP(host);
@@ -64,7 +68,11 @@ function refuse(socket: Duplex, status: string, reason: string): void {
 }
 
 /** Serves the proxy on `listener`; `policyOf` returns the session's policy as it is right now. */
-export function serveEgressProxy(listener: Server, policyOf: () => Record<string, unknown>): EgressProxy {
+export function serveEgressProxy(
+  listener: Server,
+  policyOf: () => Record<string, unknown>,
+  routeOf?: RouteOf,
+): EgressProxy {
   const sockets = new Set<Duplex>();
   const own = (socket: Duplex) => {
     sockets.add(socket);
@@ -74,6 +82,14 @@ export function serveEgressProxy(listener: Server, policyOf: () => Record<string
 
   async function decide(host: string): Promise<Decision> {
     const rules = egressRules(policyOf());
+    // An exposed port of a sandbox (`sandbox.domain(port)`): allowed by name like any host, served locally.
+    const routePort = routeOf && host.endsWith(".vercel.run") ? await routeOf(host) : undefined;
+    if (routePort !== undefined) {
+      if (rules.nothing || !(rules.everything || hostAllowed(rules, host))) {
+        return { refused: `${host} is not allowed by the sandbox network policy` };
+      }
+      return { addresses: [{ address: "127.0.0.1", family: 4 }], port: routePort };
+    }
     if (!worthResolving(rules, host)) return { refused: `${host} is not allowed by the sandbox network policy` };
     let addresses: LookupAddress[];
     try {
@@ -90,9 +106,12 @@ export function serveEgressProxy(listener: Server, policyOf: () => Record<string
     const decision = await decide(target.host);
     if ("refused" in decision) return refuse(client, "403 Forbidden", decision.refused);
     if (client.destroyed) return;
+    if (decision.port !== undefined && target.port !== 443) {
+      return refuse(client, "403 Forbidden", `${target.host} is served on port 443 only`);
+    }
     const upstream: Socket = tcpConnect({
       host: target.host,
-      port: target.port,
+      port: decision.port ?? target.port,
       lookup: fixedLookup(decision.addresses) as never,
     });
     own(upstream);
@@ -126,6 +145,7 @@ export function serveEgressProxy(listener: Server, policyOf: () => Record<string
     const host = normalizeHost(url.hostname);
     const decision = await decide(host);
     if ("refused" in decision) return res.writeHead(403, { "content-type": "text/plain" }).end(`${decision.refused}\n`);
+    if (decision.port !== undefined) return res.writeHead(400).end("routes answer https only; use CONNECT\n");
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     const upstream = request({

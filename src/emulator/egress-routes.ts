@@ -77,13 +77,7 @@ async function apply(session: SessionRecord): Promise<void> {
   if (!namesAnyAddress(rules) && !links.has(session)) return;
   const wanted = new Set(directDestinations(rules, await hostAddresses()));
   if (wanted.size === 0 && !links.has(session)) return;
-  let link = links.get(session);
-  if (!link) {
-    link = createLink(session);
-    links.set(session, link);
-    link.catch(() => links.delete(session));
-  }
-  const { host, sandboxIp, routes } = await link;
+  const { host, sandboxIp, routes } = await linkOf(session);
   for (const address of [...routes].filter((a) => !wanted.has(a))) {
     await inSandboxNet(session, ["route", "del", `${address}/32`, "dev", host]);
     routes.delete(address);
@@ -100,6 +94,16 @@ export function syncDirectRoutes(session: SessionRecord): Promise<void> {
   const current = previous.catch(() => undefined).then(() => apply(session));
   updates.set(session, current);
   return current;
+}
+
+function linkOf(session: SessionRecord): Promise<DirectLink> {
+  let link = links.get(session);
+  if (!link) {
+    link = createLink(session);
+    links.set(session, link);
+    link.catch(() => links.delete(session));
+  }
+  return link;
 }
 
 /** The addresses a session currently reaches directly (diagnostics and NO_PROXY). */

@@ -5,7 +5,7 @@
 // with the session.
 import type { ChildProcess } from "node:child_process";
 import { listenInNamespace } from "./egress-listener.js";
-import { type EgressProxy, serveEgressProxy } from "./egress-proxy.js";
+import { type EgressProxy, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
 import type { SessionRecord } from "./registry.js";
 
 export type NetworkMode = "isolated" | "proxied";
@@ -19,12 +19,16 @@ export interface SessionEgress extends EgressProxy {
 }
 
 /** The session's proxy, started on first use; the caller must hold a running session. */
-export function sessionEgress(session: SessionRecord, track: (c: ChildProcess) => void): Promise<SessionEgress> {
+export function sessionEgress(
+  session: SessionRecord,
+  track: (c: ChildProcess) => void,
+  routeOf?: RouteOf,
+): Promise<SessionEgress> {
   if (session.egress) return session.egress;
   const starting = (async () => {
     const { server, port } = await listenInNamespace(session.holder!.pid, track);
     // Reads the record on every connection, so policy updates apply to the next connection.
-    const proxy = serveEgressProxy(server, () => session.networkPolicy);
+    const proxy = serveEgressProxy(server, () => session.networkPolicy, routeOf);
     return { port, close: () => proxy.close() };
   })();
   session.egress = starting;

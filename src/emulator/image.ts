@@ -26,7 +26,7 @@ export const SANDBOX_ID_COUNT = 65_536;
 export const SANDBOX_USER = { name: "vercel-sandbox", uid: 1000, gid: 1000, home: "/home/vercel-sandbox" };
 /** Members of this group may use sudo, as on Vercel's image (Amazon Linux's `wheel`). */
 export const WHEEL_GID = 10;
-/** Trusted by every sandbox: the host's system bundle plus NODE_EXTRA_CA_CERTS, if set. */
+/** Trusted by every sandbox: the emulator's route CA, the host's system bundle and NODE_EXTRA_CA_CERTS, if set. */
 export const SANDBOX_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 /** Directories of the host that are mounted read-only into every sandbox when they are real directories. */
 export const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
@@ -80,8 +80,8 @@ function etcFiles(): Record<string, { text: string; mode: number; gid?: number }
   };
 }
 
-function hostCaBundle(): string {
-  const parts: string[] = [];
+function caBundle(extraCa: string): string {
+  const parts: string[] = [extraCa.trim()].filter(Boolean);
   for (const file of [SANDBOX_CA_BUNDLE, process.env.NODE_EXTRA_CA_CERTS]) {
     if (!file) continue;
     try {
@@ -112,7 +112,7 @@ function isLink(p: string): boolean {
   }
 }
 
-async function buildRoot(root: string): Promise<void> {
+async function buildRoot(root: string, extraCa: string): Promise<void> {
   for (const dir of [
     "dev",
     "proc",
@@ -140,7 +140,7 @@ async function buildRoot(root: string): Promise<void> {
   for (const [name, file] of Object.entries(etcFiles())) {
     await writeFile(path.join(etc, name), file.text, { mode: file.mode });
   }
-  await writeFile(path.join(root, SANDBOX_CA_BUNDLE), hostCaBundle(), { mode: 0o644 });
+  await writeFile(path.join(root, SANDBOX_CA_BUNDLE), caBundle(extraCa), { mode: 0o644 });
   // Everything is sandbox root's; then the few things that are not.
   await run("chown", ["-R", "-h", `${host(0)}:${host(0)}`, root]);
   await mkdir(path.join(root, "root"), { mode: 0o700 });
@@ -188,9 +188,9 @@ async function addNode(root: string, nodeBinDir: string): Promise<void> {
 }
 
 /** Builds the image under `<dataDir>/image` once (atomically: a half-built image is never used). */
-export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string): Promise<SandboxImage> {
+export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string, extraCa = ""): Promise<SandboxImage> {
   const key = createHash("sha256")
-    .update(`${IMAGE_VERSION}\0${nodeBinDir ?? ""}`)
+    .update(`${IMAGE_VERSION}\0${nodeBinDir ?? ""}\0${extraCa}`)
     .digest("hex")
     .slice(0, 12);
   const dir = path.join(dataDir, "image", key);
@@ -200,7 +200,7 @@ export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string): 
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
-    await buildRoot(path.join(staging, "root"));
+    await buildRoot(path.join(staging, "root"), extraCa);
     if (nodeBinDir) await addNode(path.join(staging, "root"), nodeBinDir);
     await buildUsr(path.join(staging, "usr"));
     await writeFile(path.join(staging, "complete"), `${new Date().toISOString()}\n`);

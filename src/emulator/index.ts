@@ -8,11 +8,13 @@ import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { type Dispatcher, fetch as undiciFetch } from "undici";
 import { type ApiScope, tokenFrom } from "./auth.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
 import { Registry } from "./registry.js";
+import { RouteClient } from "./route-client.js";
 import { createApiServer, listen, type RequestLogEntry } from "./server.js";
 
 export { EmulatorTokenError } from "./auth.js";
@@ -42,11 +44,21 @@ export interface LocalSandboxApi {
   credentials: { token: string; teamId: string; projectId: string };
   requests(): RequestLogEntry[];
   faults: Faults;
+  /** Exposed ports: `sandbox.domain(port)` URLs are served by the emulator (route-server.ts). */
+  routes: {
+    /** PEM of the CA the route certificates chain to (every sandbox trusts it). */
+    ca(): Promise<string>;
+    /** An undici dispatcher that reaches `*.vercel.run` routes (fetch, WebSocket); `api.fetch` uses it too. */
+    dispatcher(): Promise<Dispatcher>;
+    /** Where the route server listens (loopback): connect there with the route's name as TLS SNI. */
+    address(): Promise<{ host: string; port: number }>;
+  };
   /** Stops every session, ends every process the emulator started, and closes the server. */
   close(): Promise<void>;
 }
 
 const VERCEL_API = /^https:\/\/vercel\.com\/api/;
+const ROUTE_URL = /^https:\/\/[^/]+\.vercel\.run(?::443)?(\/|$)/i;
 
 export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
   assertIsolationAvailable();
@@ -64,6 +76,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
   const registry = new Registry();
   const nodeBinDir = resolveNodeBinDir(options.nodeBinDir);
   const lifecycle = new Lifecycle(registry, dataDir, track, nodeBinDir);
+  const routeClient = new RouteClient(lifecycle.routes);
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
   const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track }, faults, log);
@@ -82,6 +95,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
           (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(0) : c.once("close", r))),
         ),
       );
+      await Promise.all([lifecycle.routes.close(), routeClient.close()]);
       if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
     })();
     return closing;
@@ -89,10 +103,19 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
 
   return {
     url,
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
+    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       const target = typeof input === "string" || input instanceof URL ? String(input) : input.url;
+      if (ROUTE_URL.test(target)) {
+        const dispatcher = await routeClient.dispatcher();
+        return (await undiciFetch(target, { ...(init as object), dispatcher })) as unknown as Response;
+      }
       return globalThis.fetch(target.replace(VERCEL_API, url), init);
     }) as typeof globalThis.fetch,
+    routes: {
+      ca: async () => (await lifecycle.routes.ca()).ca,
+      dispatcher: () => routeClient.dispatcher(),
+      address: async () => ({ host: "127.0.0.1", port: await lifecycle.routes.listenPort() }),
+    },
     credentials: { ...scope },
     requests: () => log.map((e) => ({ ...e })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },

@@ -12,6 +12,8 @@ import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
+import { closeConnector } from "./route-connector.js";
+import { RouteServer } from "./route-server.js";
 
 const run = promisify(execFile);
 const DEFAULT_SNAPSHOT_EXPIRATION = 30 * 24 * 3600 * 1000;
@@ -23,19 +25,28 @@ export class Lifecycle {
     private readonly track: (c: ChildProcess) => void,
     /** Host directory of the runtime's `node`, mounted into every session (see isolation.ts). */
     private readonly nodeBinDir?: string,
-  ) {}
+  ) {
+    this.routes = new RouteServer(registry, dataDir, track);
+  }
 
   private image?: Promise<SandboxImage>;
+  /** Serves exposed ports at their `*.vercel.run` names (route-server.ts). */
+  readonly routes: RouteServer;
 
   /** The sandbox image, built on first boot; a failed build is retried by the next boot. */
   private sandboxImage(): Promise<SandboxImage> {
     if (this.image) return this.image;
-    const building = ensureSandboxImage(this.dataDir, this.nodeBinDir);
+    const building = this.routes.ca().then(({ ca }) => ensureSandboxImage(this.dataDir, this.nodeBinDir, ca));
     this.image = building;
     building.catch(() => {
       if (this.image === building) this.image = undefined;
     });
     return building;
+  }
+
+  /** The session's egress proxy, which sends allowed route names to the route server instead of DNS. */
+  egressOf(session: SessionRecord) {
+    return sessionEgress(session, this.track, (host) => this.routes.portFor(host));
   }
 
   sandboxDir(name: string): string {
@@ -98,7 +109,7 @@ export class Lifecycle {
     sandbox.statusUpdatedAt = session.startedAt;
     this.armTimeout(session);
     // The egress proxy's listener takes a process start; begin it now so the first command rarely waits.
-    if (networkModeOf(session.networkPolicy) === "proxied") sessionEgress(session, this.track).catch(() => undefined);
+    if (networkModeOf(session.networkPolicy) === "proxied") this.egressOf(session).catch(() => undefined);
     // A holder that dies on its own (e.g. killed from outside) still ends the session.
     session.holder.exited.then(() => {
       if (session.status === "running") void this.stop(session);
@@ -167,6 +178,7 @@ export class Lifecycle {
       if (session.holder) await stopHolder(session.holder);
       // The proxy's listening socket keeps the namespace alive: close it with the session.
       await closeSessionEgress(session);
+      closeConnector(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
       session.holder = undefined;
       session.status = "stopped";

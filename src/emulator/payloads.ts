@@ -1,9 +1,12 @@
 // Wire shapes the SDK's zod validators accept. Optional fields are omitted, never null (only
 // `exitCode` and `pagination.next` are nullable); network policies go out in the legacy
 // `mode`-based shape even though requests carry the newer `allow`/`subnets` shape.
+
 import { createHash } from "node:crypto";
 import type { CommandProcess } from "./executor.js";
 import type { SandboxRecord, SessionRecord, SnapshotRecord } from "./registry.js";
+import { ROUTE_DOMAIN } from "./route-ca.js";
+import { routeSubdomain } from "./route-server.js";
 
 export const SANDBOX_CWD = "/vercel/sandbox";
 export const SANDBOX_HOME = "/home/vercel-sandbox";
@@ -52,12 +55,11 @@ export function imageRef(image: string): string {
 }
 
 export function routesOf(sandbox: SandboxRecord): Json[] {
-  return sandbox.ports.map((port) => ({
-    port,
-    subdomain: `${sandbox.name}-${port}`.toLowerCase().replace(/[^a-z0-9-]/g, "-"),
-    // Sandbox processes share the host's loopback when the network is open, so this URL works.
-    url: `http://127.0.0.1:${port}`,
-  }));
+  return sandbox.ports.map((port) => {
+    const subdomain = routeSubdomain(sandbox.name, port);
+    // The URL the SDK's domain() builds from the subdomain: served by the emulator's route server.
+    return { port, subdomain, url: `https://${subdomain}.${ROUTE_DOMAIN}` };
+  });
 }
 
 export function sessionPayload(s: SessionRecord): Json {
