@@ -1,0 +1,60 @@
+// A scripted OpenAI-compatible model server on loopback for real-gateway specs: each chat completion streams a
+// first chunk at once and the rest only when the spec releases it, so a turn can be held in flight; `failNext`
+// makes the next completion answer 500. It records requests (method and path only; no prompt is kept).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export class ScriptedModel {
+  readonly requests: string[] = [];
+  #server = http.createServer((req, res) => void this.#handle(req, res));
+  #release: Array<() => void> = [];
+  #failNext = 0;
+  held = 0;
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1`;
+  }
+
+  /** Lets every held completion finish. */
+  releaseAll(): void {
+    for (const release of this.#release.splice(0)) release();
+  }
+
+  failNext(times = 1): void {
+    this.#failNext += times;
+  }
+
+  async close(): Promise<void> {
+    this.releaseAll();
+    this.#server.closeAllConnections();
+    await new Promise((resolve) => this.#server.close(resolve));
+  }
+
+  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.requests.push(`${req.method} ${req.url}`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (!req.url?.endsWith("/chat/completions")) {
+      res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not found"}}');
+      return;
+    }
+    if (this.#failNext > 0) {
+      this.#failNext--;
+      res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"scripted failure"}}');
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model?: string; stream?: boolean };
+    const id = `chatcmpl-${this.requests.length}`;
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write(chunk({ role: "assistant", content: "Hello" }));
+    this.held++;
+    await new Promise<void>((resolve) => this.#release.push(resolve));
+    this.held--;
+    res.write(chunk({ content: " there." }));
+    res.write(chunk({}, "stop"));
+    res.end("data: [DONE]\n\n");
+  }
+}
