@@ -65,6 +65,7 @@ export async function runCommand(ctx: Ctx): Promise<void> {
   let live = runningSession(ctx, session.id);
   const network = networkModeOf(live.networkPolicy);
   await syncDirectRoutes(live);
+  await ctx.lifecycle.routeAccess(live);
   live = runningSession(ctx, session.id);
   let proxy: Record<string, string> = {};
   if (network === "proxied") {

@@ -10,11 +10,12 @@ import type { Server } from "node:net";
 
 const START_TIMEOUT_MS = 15_000;
 
-// Runs in the sandbox's network namespace; port 0 so it never collides with the sandbox's own servers.
+// Runs in the sandbox's network namespace; the egress proxy asks for port 0 so it never collides with the
+// sandbox's own servers, the route listener for 127.77.0.1:443 (an address nothing in the sandbox uses).
 const HELPER = `
 const server = require("node:net").createServer();
 server.once("error", (e) => { console.error(e.message); process.exit(1); });
-server.listen(0, "127.0.0.1", () => process.send({ port: server.address().port }, server));
+server.listen(Number(process.env.LISTEN_PORT), process.env.LISTEN_HOST, () => process.send({ port: server.address().port }, server));
 // The helper closes the channel itself once the emulator confirms: closed from the emulator's
 // side, Node never emits the child's "close", and tracked children are forgotten on "close".
 process.once("message", () => process.disconnect());
@@ -29,10 +30,11 @@ export interface NamespaceListener {
 export async function listenInNamespace(
   holderPid: number,
   track: (c: ChildProcess) => void,
+  at: { host: string; port: number } = { host: "127.0.0.1", port: 0 },
 ): Promise<NamespaceListener> {
   const child = spawn("nsenter", ["-t", String(holderPid), "-n", "--", process.execPath, "-e", HELPER], {
     // No inherited NODE_OPTIONS or loaders: the helper is plain Node.
-    env: {},
+    env: { LISTEN_HOST: at.host, LISTEN_PORT: String(at.port) },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
   track(child);

@@ -12,6 +12,7 @@ import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
+import { closeRouteAccess, syncRouteAccess } from "./route-access.js";
 import { closeConnector } from "./route-connector.js";
 import { RouteServer } from "./route-server.js";
 
@@ -47,6 +48,11 @@ export class Lifecycle {
   /** The session's egress proxy, which sends allowed route names to the route server instead of DNS. */
   egressOf(session: SessionRecord) {
     return sessionEgress(session, this.track, (host) => this.routes.portFor(host));
+  }
+
+  /** Route names resolve and connect from inside the session (route-access.ts). */
+  routeAccess(session: SessionRecord): Promise<void> {
+    return syncRouteAccess(session, this.registry, this.routes, this.track);
   }
 
   sandboxDir(name: string): string {
@@ -110,6 +116,8 @@ export class Lifecycle {
     this.armTimeout(session);
     // The egress proxy's listener takes a process start; begin it now so the first command rarely waits.
     if (networkModeOf(session.networkPolicy) === "proxied") this.egressOf(session).catch(() => undefined);
+    // Best effort here: the next command makes the routes resolvable again, and says why if it cannot.
+    await this.routeAccess(session).catch(() => undefined);
     // A holder that dies on its own (e.g. killed from outside) still ends the session.
     session.holder.exited.then(() => {
       if (session.status === "running") void this.stop(session);
@@ -178,6 +186,7 @@ export class Lifecycle {
       if (session.holder) await stopHolder(session.holder);
       // The proxy's listening socket keeps the namespace alive: close it with the session.
       await closeSessionEgress(session);
+      await closeRouteAccess(session);
       closeConnector(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
       session.holder = undefined;

@@ -54,6 +54,21 @@ export class RouteServer {
     return (await this.start()).port;
   }
 
+  /**
+   * Serves a raw connection accepted elsewhere (a sandbox's in-namespace route listener, route-access.ts); the
+   * route is taken only when `allowed` admits the name the client asked for.
+   */
+  async serve(socket: Socket, allowed: (name: string) => boolean): Promise<void> {
+    this.own(socket);
+    const { key, cert } = await this.ca();
+    const server = createServer({ key, cert }, (client) => {
+      if (allowed(client.servername || "")) void this.route(client);
+      else forbidden(client);
+    });
+    server.on("tlsClientError", () => socket.destroy());
+    server.emit("connection", socket);
+  }
+
   private start(): Promise<{ server: Server; port: number }> {
     this.listening ??= (async () => {
       const { key, cert } = await this.ca();
@@ -104,9 +119,17 @@ export class RouteServer {
   }
 }
 
-function badGateway(socket: Socket, reason: string): void {
+function answer(socket: Socket, status: string, reason: string): void {
   const body = `${reason}\n`;
   socket.end(
-    `HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+function badGateway(socket: Socket, reason: string): void {
+  answer(socket, "502 Bad Gateway", reason);
+}
+
+function forbidden(socket: Socket): void {
+  answer(socket, "403 Forbidden", "this route is not allowed by the sandbox network policy");
 }

@@ -84,6 +84,16 @@ describe.each(SDKS)("exposed ports with SDK %s", (_version, { Sandbox }) => {
     ]);
     expect(await viaNode.stdout()).toBe(`hello from the sandbox via ${host}`);
 
+    // A client that ignores proxy variables (a raw TLS socket, as the OpenClaw node's WebSocket is) resolves
+    // the name from the sandbox's hosts file and reaches the route too, only while the policy allows the name.
+    const direct = `require("node:tls").connect({ host: ${JSON.stringify(host)}, port: 443, servername: ${JSON.stringify(host)} }, function () {
+      this.write("GET / HTTP/1.1\\r\\nhost: ${host}\\r\\nconnection: close\\r\\n\\r\\n"); }).on("data", (d) => process.stdout.write(d)).on("error", (e) => console.log("error " + e.code));`;
+    const raw = async (sandbox: typeof allowed) =>
+      await (await sandbox.runCommand({ cmd: "node", args: ["-e", direct], env: { NO_PROXY: "*" } })).stdout();
+    expect(await raw(allowed)).toMatch(new RegExp(`^HTTP/1.1 200[^]*hello from the sandbox via ${host}$`));
+    await allowed.updateNetworkPolicy({ allow: ["example.invalid"] });
+    expect(await raw(allowed)).toMatch(/^HTTP\/1.1 403 Forbidden/);
+
     // A sandbox whose policy does not name it cannot connect.
     const denied = await Sandbox.create({ ...connect(api), networkPolicy: { allow: ["example.invalid"] } });
     const refused = await denied.runCommand("curl", [
