@@ -4,6 +4,7 @@
 
 export * from "../suspend/protocol.js";
 export { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../suspend/signature.js";
+export { type CheckpointInfo, checkpointsToDelete } from "./checkpoints.js";
 export { GatewayClient, type GatewayClientOptions, GatewayHttpError, type SuspendOptions } from "./client.js";
 export {
   DEFAULT_REPLAY_WINDOW_MS,
@@ -14,3 +15,11 @@ export {
   type VerifyResult,
   verifyNotification,
 } from "./verify.js";
+export {
+  CheckpointCleanupError,
+  type SleepResult,
+  sleepVm,
+  type VmConnection,
+  type WakeOptions,
+  wakeVm,
+} from "./vm.js";
