@@ -23,9 +23,13 @@ describe("plugin packaging", () => {
     expect(staleness()).toBeUndefined();
   });
 
-  it("the manifest declares the worker provider contract and the TypeBox-generated config schema", () => {
+  it("the manifest declares the worker provider and gateway-dispatch contracts and the TypeBox-generated config schema", () => {
     expect(manifest.id).toBe("vercel-sandbox");
-    expect(manifest.contracts).toEqual({ workerProviders: ["vercel-sandbox"] });
+    // The suspend routes dispatch gateway.suspend.* inside authenticated requests, which needs the contract.
+    expect(manifest.contracts).toEqual({
+      workerProviders: ["vercel-sandbox"],
+      gatewayMethodDispatch: ["authenticated-request"],
+    });
     expect(manifest.configSchema).toEqual(pluginConfigJsonSchema());
   });
 
