@@ -41,11 +41,16 @@ afterEach(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function resident(clock: IdleClock, env: NodeJS.ProcessEnv = { [SECRET_ENV]: SECRET }, minTimeoutMs = 10) {
+function resident(
+  clock: IdleClock,
+  env: NodeJS.ProcessEnv = { [SECRET_ENV]: SECRET },
+  minTimeoutMs = 10,
+  deadline: { deadlineAtMs?: number; deadlineMarginMs: number } = { deadlineMarginMs: 0 },
+) {
   const logs: string[] = [];
   const r = new Resident({
     clock,
-    policy: { idleMs: IDLE_MS, deadlineMarginMs: 0 },
+    policy: { idleMs: IDLE_MS, ...deadline },
     instanceId: "instance-1",
     pollMs: 60_000,
     renotifyMs: 60_000,
@@ -85,6 +90,26 @@ describe("resident timer", () => {
     clock.turnEnded("run-1", true);
     await r.poll();
     expect(received.map((v) => v.ok && v.notification.reason)).toEqual(["fenced"]);
+  });
+
+  it("the deadline margin notifies with reason deadline even with recent activity and a turn in flight", async () => {
+    let now = 1_800_000_000_000;
+    const clock = new IdleClock(() => now);
+    const deadlineAtMs = now + 45 * 60_000;
+    const { r } = resident(clock, { [SECRET_ENV]: SECRET }, 10, { deadlineAtMs, deadlineMarginMs: 5 * 60_000 });
+    now += 40 * 60_000 - 1;
+    clock.touch("message");
+    clock.turnStarted("run-1");
+    await r.poll();
+    expect(received).toEqual([]);
+    now += 1;
+    await r.poll();
+    expect(received).toEqual([
+      {
+        ok: true,
+        notification: expect.objectContaining({ reason: "deadline", deadlineAtMs, lastActivityMs: now - 1 }),
+      },
+    ]);
   });
 
   it("retries a 503 with backoff and stops at a 400", async () => {
