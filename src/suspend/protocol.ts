@@ -45,8 +45,9 @@ export const SuspendDrainingSchema = Type.Object({
   suspensionId: Type.String(),
   expiresAtMs: Type.Integer(),
   retryAfterMs: Type.Integer({ minimum: 0 }),
-  /** The gateway's count of tracked work still running. */
+  /** The gateway's count of tracked work still running, and what it is (its blockers' messages). */
   activeCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  blockers: Type.Optional(Type.Array(Type.String())),
 });
 export const SuspendBusySchema = Type.Object({
   status: Type.Literal("busy"),
@@ -54,6 +55,7 @@ export const SuspendBusySchema = Type.Object({
   reason: Type.Union([Type.Literal("activity"), Type.Literal("gateway"), Type.Literal("reclaim")]),
   retryAfterMs: Type.Integer({ minimum: 0 }),
   activeCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  blockers: Type.Optional(Type.Array(Type.String())),
 });
 export const SuspendResultSchema = Type.Union([SuspendReadySchema, SuspendDrainingSchema, SuspendBusySchema]);
 export type SuspendResult = Static<typeof SuspendResultSchema>;

@@ -188,9 +188,18 @@ function pick(lease: Lease) {
   return { requestId: lease.requestId, suspensionId: lease.suspensionId, expiresAtMs: lease.expiresAtMs };
 }
 
-/** The gateway's count of tracked work, for the host's logs. */
-function activeCount(payload: Record<string, unknown>): { activeCount?: number } {
-  return typeof payload.activeCount === "number" ? { activeCount: payload.activeCount } : {};
+/** The gateway's count of tracked work and its blockers' messages (bounded), for the host's logs. */
+function activeCount(payload: Record<string, unknown>): { activeCount?: number; blockers?: string[] } {
+  const blockers = Array.isArray(payload.blockers)
+    ? payload.blockers.slice(0, 16).map((b) => {
+        const { message, kind } = (b ?? {}) as { message?: unknown; kind?: unknown };
+        return String(typeof message === "string" ? message : (kind ?? "unknown")).slice(0, 300);
+      })
+    : undefined;
+  return {
+    ...(typeof payload.activeCount === "number" ? { activeCount: payload.activeCount } : {}),
+    ...(blockers && blockers.length > 0 ? { blockers } : {}),
+  };
 }
 
 function retryHint(value: unknown, fallback: number): number {

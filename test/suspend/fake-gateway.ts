@@ -45,7 +45,14 @@ export function fakeGateway() {
         state.lease.expiresAtMs = Date.now() + 120_000;
         const { suspensionId, expiresAtMs } = state.lease;
         if (state.activeWork > 0) {
-          return ok({ status: "draining", suspensionId, expiresAtMs, retryAfterMs: 20_000, activeCount: 1 });
+          return ok({
+            status: "draining",
+            suspensionId,
+            expiresAtMs,
+            retryAfterMs: 20_000,
+            activeCount: 1,
+            blockers: [{ kind: "chat-run", count: 1, message: "1 chat run(s)" }],
+          });
         }
         return ok({ status: "ready", suspensionId, expiresAtMs, activeCount: 0, blockers: [] });
       }

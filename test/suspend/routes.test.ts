@@ -179,7 +179,7 @@ describe("routes: suspend", () => {
     expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "busy", reason: "reclaim" });
   });
 
-  it("active gateway work gives draining, with a short poll hint and the gateway's active count", async () => {
+  it("active gateway work gives draining, with a short poll hint and the gateway's active count and blockers", async () => {
     gateway.state.activeWork = 1;
     idle();
     expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({
@@ -187,6 +187,7 @@ describe("routes: suspend", () => {
       suspensionId: "susp-1",
       retryAfterMs: 2_000,
       activeCount: 1,
+      blockers: ["1 chat run(s)"],
     });
   });
 
