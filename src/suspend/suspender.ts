@@ -160,17 +160,20 @@ export class Suspender {
     };
   }
 
-  /** Releases our live workers; a busy answer when one could not be released (yet). */
+  /**
+   * Releases our live workers, then lists again: sleep waits (busy, reclaim) until none is live or being
+   * released, so core has reconciled and torn down every one before the gateway is prepared.
+   */
   async #reclaim(dispatch: Dispatch): Promise<SuspendResult | undefined> {
     const workers = await this.#workers(dispatch);
     if (workers === null) return { status: "busy", reason: "gateway", retryAfterMs: GATEWAY_RETRY_MS };
     const plan = planReclaim(workers);
-    let failed = plan.releasing > 0;
-    for (const { method, params } of plan.calls) {
-      const response = await dispatch(method, params);
-      if (!response.ok) failed = true;
-    }
-    return failed ? { status: "busy", reason: "reclaim", retryAfterMs: RECLAIM_RETRY_MS } : undefined;
+    if (plan.calls.length === 0 && plan.releasing === 0) return undefined;
+    for (const { method, params } of plan.calls) await dispatch(method, params);
+    const after = await this.#workers(dispatch);
+    const left = after === null ? undefined : planReclaim(after);
+    if (left && left.calls.length === 0 && left.releasing === 0) return undefined;
+    return { status: "busy", reason: "reclaim", retryAfterMs: RECLAIM_RETRY_MS };
   }
 
   async #workers(dispatch: Dispatch): Promise<Worker[] | null> {

@@ -15,6 +15,8 @@ export function fakeGateway() {
     lease: undefined as { requestId: string; suspensionId: string; expiresAtMs: number } | undefined,
     environments: [] as Env[],
     failing: new Set<string>(),
+    /** When set, environments.destroy only starts teardown (state destroying) instead of removing the worker. */
+    slowDestroy: false,
     calls: [] as Array<{ method: string; params: unknown }>,
   };
   let leases = 0;
@@ -35,7 +37,11 @@ export function fakeGateway() {
         state.environments = state.environments.filter((e) => !e.worker.attachedSessionIds.includes(p.key!));
         return ok({ ok: true });
       case "environments.destroy":
-        state.environments = state.environments.filter((e) => e.id !== p.environmentId);
+        if (state.slowDestroy) {
+          for (const e of state.environments) if (e.id === p.environmentId) e.worker.state = "destroying";
+        } else {
+          state.environments = state.environments.filter((e) => e.id !== p.environmentId);
+        }
         return ok({ ok: true });
       case "gateway.suspend.prepare": {
         if (state.lease && state.lease.requestId !== p.requestId) {

@@ -149,6 +149,7 @@ describe("routes: suspend", () => {
       { method: "environments.list", params: {} },
       { method: "sessions.reclaim", params: { key: "agent:main:a" } },
       { method: "environments.destroy", params: { environmentId: "env-2" } },
+      { method: "environments.list", params: {} },
       { method: "gateway.suspend.prepare", params: { requestId: "r1", drain: true } },
     ]);
     const status = await send(ROUTES.status, "GET");
@@ -169,6 +170,18 @@ describe("routes: suspend", () => {
     idle();
     expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "busy", reason: "reclaim" });
     expect(gateway.methods()).not.toContain("gateway.suspend.prepare");
+  });
+
+  it("a teardown the gateway has only started makes it wait (busy, reclaim) until the worker is gone", async () => {
+    gateway.state.environments = [
+      { id: "env-1", worker: { providerId: "vercel-sandbox", state: "idle", attachedSessionIds: [] } },
+    ];
+    gateway.state.slowDestroy = true;
+    idle();
+    expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "busy", reason: "reclaim" });
+    expect(gateway.methods()).not.toContain("gateway.suspend.prepare");
+    gateway.state.environments = [];
+    expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "ready" });
   });
 
   it("a worker already being released makes it wait (busy, reclaim)", async () => {
