@@ -1,0 +1,106 @@
+// Issue 14, the embedded first run as the README gives it: the packed plugin in the real gateway, a profile
+// `{ backend: "embedded" }` (the emulator runs inside the gateway). With the gateway as it comes (bound to
+// loopback) core refuses at once, before any sandbox exists, saying what to set; with the README's gateway
+// config (a non-loopback bind with TLS — here a test host's address, as `bind: "lan"` would be the machine's)
+// the same profile yields a ready worker, and destroy leaves nothing.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GatewayHarness, waitFor } from "./harness.js";
+import { TestHost } from "./test-host.js";
+
+const PROFILE = "box";
+
+interface Environment {
+  id: string;
+  worker?: { providerId: string; state: string; error?: string };
+}
+
+let harness: GatewayHarness | undefined;
+let host: TestHost | undefined;
+
+function gw(): GatewayHarness {
+  if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
+  return harness;
+}
+
+beforeAll(async () => {
+  harness = await GatewayHarness.create();
+  host = await TestHost.create();
+  await harness.installPlugin(await harness.packPlugin());
+  await harness.patchConfig({
+    cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings: { backend: "embedded" } } } },
+  });
+}, 600_000);
+
+afterAll(async () => {
+  try {
+    await harness?.dispose();
+  } finally {
+    await host?.dispose();
+  }
+  if (harness) process.stderr.write(`[embedded test] ${harness.redact(JSON.stringify(harness.timings))}\n`);
+}, 180_000);
+
+describe("backend: embedded, as a new user would run it", () => {
+  it("with the gateway as installed, environments.create is refused at once with the config to set, before any sandbox", {
+    timeout: 300_000,
+  }, async () => {
+    const h = gw();
+    await h.startGateway();
+    const refused = await h.call("environments.create", { profileId: PROFILE, idempotencyKey: randomUUID() }, 240_000);
+    expect(refused.code).toBe(1);
+    const listed = await h.callOk<{ environments: Environment[] }>("environments.list", {});
+    const message = JSON.stringify(refused.json) + JSON.stringify(listed.environments);
+    const log = (await h.gatewayLogText())
+      .split("\n")
+      .filter((l) => /loopback|environment|vercel-sandbox|worker/i.test(l))
+      .map((l) => l.slice(0, 400))
+      .join("\n");
+    expect(message, log).toMatch(/only bound to loopback/);
+    expect(message).toMatch(/gateway\.bind=lan/);
+    // The provider never ran: no allocation was logged, so the embedded emulator holds no sandbox.
+    expect(await h.gatewayLogText()).not.toMatch(/vercel-sandbox vsb_[0-9a-f]+: allocated/);
+  });
+
+  it("with a non-loopback bind and TLS, the same profile yields a ready worker, and destroy leaves nothing", {
+    timeout: 900_000,
+  }, async () => {
+    const h = gw();
+    await h.stopGateway();
+    await h.patchConfig({ gateway: host!.gatewayConfig() });
+    await h.startGateway({ bind: "custom", tlsCertPem: host!.certPem });
+    const created = await h.call<Environment>(
+      "environments.create",
+      { profileId: PROFILE, idempotencyKey: randomUUID() },
+      840_000,
+    );
+    if (created.code !== 0) {
+      throw new Error(`${h.describeFailure("environments.create", created)}\n${h.redact(await h.gatewayLogTail(60))}`);
+    }
+    const environmentId = created.json?.id;
+    const ready = await waitFor(
+      "the environment to be ready",
+      async () => {
+        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
+        const found = list.environments.find((e) => e.id === environmentId);
+        if (found?.worker?.state === "failed") throw new Error(`environment failed: ${found.worker.error}`);
+        return found?.worker?.state === "ready" ? found : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 1_000 },
+    );
+    expect(ready.worker?.providerId).toBe("vercel-sandbox");
+    expect(await h.gatewayLogText()).toMatch(/vercel-sandbox vsb_[0-9a-f]+: enrolled/);
+    await h.callOk("environments.destroy", { environmentId }, 240_000);
+    const gone = await waitFor(
+      "the environment to be destroyed",
+      async () => {
+        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
+        const state = list.environments.find((e) => e.id === environmentId)?.worker?.state;
+        return state === undefined || state === "destroyed" ? (state ?? "gone") : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 2_000 },
+    );
+    // Core marks the environment destroyed only after the provider's destroy proved the sandbox absent.
+    expect(["destroyed", "gone"]).toContain(gone);
+  });
+});
