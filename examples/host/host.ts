@@ -2,7 +2,9 @@
 // sandbox that runs the OpenClaw gateway with this plugin's `suspend` block):
 //   POST /notify   the resident's signed notification → suspend the gateway → sleep VM1
 //   POST /message  an incoming message → wake VM1 (fresh gateway process, fresh idle clock)
-// Everything it needs comes from `openclaw-vercel-sandbox/host`; secrets come from its own environment.
+// Everything it needs comes from `openclaw-vercel-sandbox/host` (imported here from the source, so the repo's
+// type-check runs before any build; in your project: `from "openclaw-vercel-sandbox/host"`). Secrets come from
+// the host's own environment.
 import {
   GatewayClient,
   MemoryNonceStore,
@@ -11,7 +13,7 @@ import {
   type VmConnection,
   verifyNotification,
   wakeVm,
-} from "openclaw-vercel-sandbox/host";
+} from "../../src/host/index.js";
 
 export interface HostConfig {
   gatewayUrl: string;

@@ -3,7 +3,6 @@
 // verifies, suspends the gateway through /vercel-sandbox/v1/suspend and sleeps VM1, an emulated sandbox (the
 // gateway itself runs outside it here; running it inside VM1 is the main job's issue). A message then wakes VM1:
 // disk restored, a fresh process started, and the gateway's lease resumed so admission reopens.
-// The example imports `openclaw-vercel-sandbox/host` by name, i.e. the built dist/ (`npm test` builds first).
 import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
