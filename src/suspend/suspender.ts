@@ -7,7 +7,7 @@ import type { IdleClock } from "./clock.js";
 import { checkSuspend, dueReason, type SleepPolicy } from "./decide.js";
 import { AdmissionLock } from "./lock.js";
 import type { ResumeResult, StatusResult, SuspendResult, Worker } from "./protocol.js";
-import { ourWorkers, planReclaim } from "./workers.js";
+import { needsSessionKeys, ourWorkers, planReclaim, type SessionRef, sessionKeys } from "./workers.js";
 
 export type Dispatch = (method: string, params?: unknown) => Promise<GatewayMethodDispatchResponse>;
 
@@ -167,7 +167,13 @@ export class Suspender {
   async #reclaim(dispatch: Dispatch): Promise<SuspendResult | undefined> {
     const workers = await this.#workers(dispatch);
     if (workers === null) return { status: "busy", reason: "gateway", retryAfterMs: GATEWAY_RETRY_MS };
-    const plan = planReclaim(workers);
+    let keys = new Map<string, SessionRef>();
+    if (needsSessionKeys(workers)) {
+      const listed = await dispatch("sessions.list", {});
+      if (!listed.ok) return { status: "busy", reason: "gateway", retryAfterMs: GATEWAY_RETRY_MS };
+      keys = sessionKeys(listed.payload);
+    }
+    const plan = planReclaim(workers, keys);
     if (plan.calls.length === 0 && plan.releasing === 0) return undefined;
     for (const { method, params } of plan.calls) await dispatch(method, params);
     const after = await this.#workers(dispatch);

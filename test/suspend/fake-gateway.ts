@@ -14,6 +14,7 @@ export function fakeGateway() {
     activeWork: 0,
     lease: undefined as { requestId: string; suspensionId: string; expiresAtMs: number } | undefined,
     environments: [] as Env[],
+    sessions: [] as Array<{ key: string; sessionId: string; agentId: string }>,
     failing: new Set<string>(),
     /** When set, environments.destroy only starts teardown (state destroying) instead of removing the worker. */
     slowDestroy: false,
@@ -33,9 +34,14 @@ export function fakeGateway() {
     switch (method) {
       case "environments.list":
         return ok({ environments: state.environments });
-      case "sessions.reclaim":
-        state.environments = state.environments.filter((e) => !e.worker.attachedSessionIds.includes(p.key!));
+      case "sessions.list":
+        return ok({ sessions: state.sessions });
+      case "sessions.reclaim": {
+        const id = state.sessions.find((row) => row.key === p.key)?.sessionId;
+        if (!id) return fail("INVALID_REQUEST", `unknown session ${p.key}`);
+        state.environments = state.environments.filter((e) => !e.worker.attachedSessionIds.includes(id));
         return ok({ ok: true });
+      }
       case "environments.destroy":
         if (state.slowDestroy) {
           for (const e of state.environments) if (e.id === p.environmentId) e.worker.state = "destroying";

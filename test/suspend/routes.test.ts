@@ -133,11 +133,9 @@ describe("routes: suspend", () => {
   });
 
   it("when idle: reclaims our workers first, then prepares with drain and answers ready; status shows the lease", async () => {
+    gateway.state.sessions = [{ key: "agent:main:a", sessionId: "sess-a", agentId: "main" }];
     gateway.state.environments = [
-      {
-        id: "env-1",
-        worker: { providerId: "vercel-sandbox", state: "attached", attachedSessionIds: ["agent:main:a"] },
-      },
+      { id: "env-1", worker: { providerId: "vercel-sandbox", state: "attached", attachedSessionIds: ["sess-a"] } },
       { id: "env-2", worker: { providerId: "vercel-sandbox", state: "idle", attachedSessionIds: [] } },
       { id: "env-3", worker: { providerId: "vercel-sandbox", state: "destroyed", attachedSessionIds: [] } },
       { id: "env-4", worker: { providerId: "crabbox", state: "idle", attachedSessionIds: [] } },
@@ -147,7 +145,8 @@ describe("routes: suspend", () => {
     expect(result.body).toEqual({ status: "ready", suspensionId: "susp-1", expiresAtMs: expect.any(Number) });
     expect(gateway.state.calls).toEqual([
       { method: "environments.list", params: {} },
-      { method: "sessions.reclaim", params: { key: "agent:main:a" } },
+      { method: "sessions.list", params: {} },
+      { method: "sessions.reclaim", params: { key: "agent:main:a", agentId: "main" } },
       { method: "environments.destroy", params: { environmentId: "env-2" } },
       { method: "environments.list", params: {} },
       { method: "gateway.suspend.prepare", params: { requestId: "r1", drain: true } },
@@ -162,7 +161,18 @@ describe("routes: suspend", () => {
     expect(status.body.workers).toBeNull();
   });
 
+  it("a worker attached to a session the gateway does not list is destroyed instead of reclaimed by key", async () => {
+    gateway.state.environments = [
+      { id: "env-1", worker: { providerId: "vercel-sandbox", state: "attached", attachedSessionIds: ["sess-gone"] } },
+    ];
+    idle();
+    expect((await post(ROUTES.suspend, { requestId: "r1" })).body).toMatchObject({ status: "ready" });
+    expect(gateway.state.calls.map((c) => c.method)).toContain("environments.destroy");
+    expect(gateway.methods()).not.toContain("sessions.reclaim");
+  });
+
   it("a worker that cannot be reclaimed answers busy (reclaim) and does not prepare", async () => {
+    gateway.state.sessions = [{ key: "agent:main:s", sessionId: "s", agentId: "main" }];
     gateway.state.environments = [
       { id: "env-1", worker: { providerId: "vercel-sandbox", state: "attached", attachedSessionIds: ["s"] } },
     ];
