@@ -84,6 +84,13 @@ describe.each(SDKS)("exposed ports with SDK %s", (_version, { Sandbox }) => {
     ]);
     expect(await viaNode.stdout()).toBe(`hello from the sandbox via ${host}`);
 
+    // A WebSocket from that sandbox too (Node's own client), echoed by the server behind the route. The echo
+    // server here knows no close handshake, so the client exits once it has the answer.
+    const wsScript = `const ws = new WebSocket(${JSON.stringify(`wss://${host}/`)}); ws.onopen = () => ws.send("from B");
+      ws.onmessage = (e) => process.stdout.write(String(e.data), () => process.exit(0)); ws.onerror = () => process.exit(1);`;
+    const viaWs = await allowed.runCommand("node", ["-e", wsScript]);
+    expect(await viaWs.stdout()).toBe("echo: from B");
+
     // A client that ignores proxy variables (a raw TLS socket, as the OpenClaw node's WebSocket is) resolves
     // the name from the sandbox's hosts file and reaches the route too, only while the policy allows the name.
     const direct = `require("node:tls").connect({ host: ${JSON.stringify(host)}, port: 443, servername: ${JSON.stringify(host)} }, function () {
