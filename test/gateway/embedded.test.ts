@@ -28,7 +28,13 @@ beforeAll(async () => {
   host = await TestHost.create();
   await harness.installPlugin(await harness.packPlugin());
   await harness.patchConfig({
-    cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings: { backend: "embedded" } } } },
+    cloudWorkers: {
+      profiles: {
+        [PROFILE]: { provider: "vercel-sandbox", settings: { backend: "embedded" } },
+        // Reported as special (listed, then "Unknown worker profile: local"); 2026.9.2 treats it like any other.
+        local: { provider: "vercel-sandbox", settings: { backend: "embedded" } },
+      },
+    },
   });
 }, 600_000);
 
@@ -58,6 +64,16 @@ describe("backend: embedded, as a new user would run it", () => {
       .join("\n");
     expect(message, log).toMatch(/only bound to loopback/);
     expect(message).toMatch(/gateway\.bind=lan/);
+    // A profile named `local` gets past the profile lookup to the same refusal: nothing about the id is special.
+    const local = await h.call("environments.create", { profileId: "local", idempotencyKey: randomUUID() }, 240_000);
+    expect(local.code).toBe(1);
+    const after = await h.callOk<{ environments: Environment[]; profiles?: Array<{ id: string }> }>(
+      "environments.list",
+      {},
+    );
+    expect(after.profiles?.map((p) => p.id)).toEqual(expect.arrayContaining([PROFILE, "local"]));
+    expect(JSON.stringify(local.json)).not.toMatch(/Unknown worker profile/);
+    expect(after.environments.filter((e) => /only bound to loopback/.test(e.worker?.error ?? ""))).toHaveLength(2);
     // The provider never ran: no allocation was logged, so the embedded emulator holds no sandbox.
     expect(await h.gatewayLogText()).not.toMatch(/vercel-sandbox vsb_[0-9a-f]+: allocated/);
   });
