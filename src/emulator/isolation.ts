@@ -240,7 +240,13 @@ export async function startHolder(
       String(SANDBOX_ID_COUNT),
       ...systemDirs,
     ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" } },
+    // Detached: the holder and everything it runs before the pivot lead a process group of their own, so a stop
+    // reaches them all even if unshare dies before its child set its parent-death signal.
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
+      detached: true,
+    },
   );
   track(child);
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
@@ -270,7 +276,8 @@ function isRealDirectory(p: string): boolean {
 }
 
 export async function stopHolder(holder: Holder): Promise<void> {
-  for (const pid of [holder.pid, holder.child.pid]) {
+  const group = holder.child.pid ? -holder.child.pid : 0;
+  for (const pid of [group, holder.pid, holder.child.pid]) {
     try {
       if (pid) process.kill(pid, "SIGKILL");
     } catch {
