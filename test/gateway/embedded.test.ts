@@ -5,15 +5,11 @@
 // the same profile yields a ready worker, and destroy leaves nothing.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayHarness, waitFor } from "./harness.js";
+import { destroyedEnvironment, type Environment, readyEnvironment } from "./environments.js";
+import { GatewayHarness } from "./harness.js";
 import { TestHost } from "./test-host.js";
 
 const PROFILE = "box";
-
-interface Environment {
-  id: string;
-  worker?: { providerId: string; state: string; error?: string };
-}
 
 let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
@@ -94,28 +90,11 @@ describe("backend: embedded, as a new user would run it", () => {
       throw new Error(`${h.describeFailure("environments.create", created)}\n${h.redact(await h.gatewayLogTail(60))}`);
     }
     const environmentId = created.json?.id;
-    const ready = await waitFor(
-      "the environment to be ready",
-      async () => {
-        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
-        const found = list.environments.find((e) => e.id === environmentId);
-        if (found?.worker?.state === "failed") throw new Error(`environment failed: ${found.worker.error}`);
-        return found?.worker?.state === "ready" ? found : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    const ready = await readyEnvironment(h, environmentId);
     expect(ready.worker?.providerId).toBe("vercel-sandbox");
     expect(await h.gatewayLogText()).toMatch(/vercel-sandbox vsb_[0-9a-f]+: enrolled/);
     await h.callOk("environments.destroy", { environmentId }, 240_000);
-    const gone = await waitFor(
-      "the environment to be destroyed",
-      async () => {
-        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
-        const state = list.environments.find((e) => e.id === environmentId)?.worker?.state;
-        return state === undefined || state === "destroyed" ? (state ?? "gone") : undefined;
-      },
-      { timeoutMs: 240_000, intervalMs: 2_000 },
-    );
+    const gone = await destroyedEnvironment(h, environmentId);
     // Core marks the environment destroyed only after the provider's destroy proved the sandbox absent.
     expect(["destroyed", "gone"]).toContain(gone);
   });

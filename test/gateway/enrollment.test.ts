@@ -7,11 +7,11 @@ import { randomUUID } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 import { TestHost } from "./test-host.js";
 
 const PROVIDER_ID = "vercel-sandbox";
-const TOKEN_ENV = "VERCEL_TOKEN";
 const PROFILE = "vsb";
 
 interface Environment {
@@ -56,14 +56,7 @@ beforeAll(async () => {
   host = await TestHost.create();
   api = await startLocalSandboxApi();
   await harness.installPlugin(await harness.packPlugin());
-  const settings = {
-    apiUrl: api.url,
-    tokenEnv: TOKEN_ENV,
-    teamId: api.credentials.teamId,
-    projectId: api.credentials.projectId,
-    runtime: "node24",
-    timeout: "30m",
-  };
+  const settings = emulatorSettings(api);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
     cloudWorkers: { profiles: { [PROFILE]: { provider: PROVIDER_ID, settings } } },
@@ -106,16 +99,7 @@ describe("a vercel-sandbox worker enrolls with the real gateway", () => {
     }
     environmentId = created.json?.id;
     expect(environmentId).toMatch(/^worker:[0-9a-f]{32}$/);
-    const ready = await waitFor(
-      "the environment to be ready",
-      async () => {
-        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
-        const found = list.environments.find((e) => e.id === environmentId);
-        if (found?.worker?.state === "failed") throw new Error(`environment failed: ${found.worker.error}`);
-        return found?.worker?.state === "ready" ? found : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    const ready = await readyEnvironment(h, environmentId);
     expect(ready.worker).toMatchObject({ providerId: PROVIDER_ID, state: "ready" });
     const paired = (await devices()).paired.filter((d) => d.displayName === `Cloud worker ${PROFILE}`);
     expect(paired).toHaveLength(1);

@@ -95,7 +95,8 @@ describe("agent turns and the idle clock on a real gateway", () => {
 
     const ready = await client().suspend({ requestId: "after-turn", deadlineMs: 60_000 });
     expect(ready.status).toBe("ready");
-    if (ready.status === "ready") expect((await client().resume(ready.suspensionId)).resumed).toBe(true);
+    const { suspensionId } = ready as { suspensionId: string };
+    expect((await client().resume(suspensionId)).resumed).toBe(true);
   });
 
   it("a turn whose model call fails fences the resident", { timeout: 180_000 }, async () => {

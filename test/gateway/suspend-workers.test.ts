@@ -8,16 +8,11 @@ import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { GatewayClient } from "../../src/host/index.js";
-import { GatewayHarness, waitFor } from "./harness.js";
+import { type Environment, emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
+import { GatewayHarness } from "./harness.js";
 import { TestHost } from "./test-host.js";
 
-const TOKEN_ENV = "VERCEL_TOKEN";
 const PROFILE = "vsb";
-
-interface Environment {
-  id: string;
-  worker?: { providerId: string; state: string; error?: string };
-}
 
 let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
@@ -42,14 +37,7 @@ beforeAll(async () => {
   host = await TestHost.create();
   api = await startLocalSandboxApi();
   await harness.installPlugin(await harness.packPlugin());
-  const settings = {
-    apiUrl: api.url,
-    tokenEnv: TOKEN_ENV,
-    teamId: api.credentials.teamId,
-    projectId: api.credentials.projectId,
-    runtime: "node24",
-    timeout: "30m",
-  };
+  const settings = emulatorSettings(api);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
     cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings } } },
@@ -89,16 +77,7 @@ describe("suspend reclaims our VM2 workers through the gateway first", () => {
     );
     if (created.code !== 0) throw new Error(h.describeFailure("environments.create", created));
     const environmentId = created.json?.id;
-    await waitFor(
-      "the environment to be ready",
-      async () => {
-        const list = await h.callOk<{ environments: Environment[] }>("environments.list", {});
-        const found = list.environments.find((e) => e.id === environmentId);
-        if (found?.worker?.state === "failed") throw new Error(`environment failed: ${found.worker.error}`);
-        return found?.worker?.state === "ready" ? found : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 1_000 },
-    );
+    await readyEnvironment(h, environmentId);
     expect((await gateway().status()).workers).toEqual([expect.objectContaining({ environmentId, state: "ready" })]);
     expect((await sandboxes()).map((s) => s.status)).toEqual(["running"]);
 
@@ -107,9 +86,10 @@ describe("suspend reclaims our VM2 workers through the gateway first", () => {
     process.stderr.write(
       `[suspend workers] suspend with one ready worker → ready ms: ${Math.round(performance.now() - started)}\n`,
     );
-    expect(ready.status).toBe("ready");
+    expect(ready).toMatchObject({ status: "ready", suspensionId: expect.any(String) });
     expect(await sandboxes()).toEqual([]);
-    if (ready.status === "ready") expect((await gateway().resume(ready.suspensionId)).resumed).toBe(true);
+    const { suspensionId } = ready as { suspensionId: string };
+    expect((await gateway().resume(suspensionId)).resumed).toBe(true);
 
     const status = await gateway().status();
     expect(status.suspension).toEqual({ phase: "running" });
