@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayClient } from "../../src/host/index.js";
 import { FENCED_REPLY } from "../../src/suspend/plugin.js";
-import { ScriptedModel } from "../suspend/scripted-model.js";
+import { ScriptedModel, scriptedModelConfig } from "../suspend/scripted-model.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 
 let harness: GatewayHarness | undefined;
@@ -35,28 +35,7 @@ beforeAll(async () => {
   await harness.installPlugin(await harness.packPlugin());
   await harness.patchConfig({
     plugins: { entries: { "vercel-sandbox": { config: { suspend: { idleAfter: 0, pollInterval: "1h" } } } } },
-    models: {
-      mode: "merge",
-      providers: {
-        scripted: {
-          baseUrl,
-          apiKey: "scripted-model-key",
-          api: "openai-completions",
-          models: [
-            {
-              id: "slow",
-              name: "Slow scripted model",
-              reasoning: false,
-              input: ["text"],
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-              contextWindow: 32768,
-              maxTokens: 1024,
-            },
-          ],
-        },
-      },
-    },
-    agents: { defaults: { model: { primary: "scripted/slow" } } },
+    ...scriptedModelConfig(baseUrl),
   });
   await harness.startGateway();
 }, 420_000);

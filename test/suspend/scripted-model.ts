@@ -25,6 +25,11 @@ export class ScriptedModel {
     this.#failNext += times;
   }
 
+  /** Forgets failures still queued (a failed turn may not have used them all). */
+  clearFailures(): void {
+    this.#failNext = 0;
+  }
+
   async close(): Promise<void> {
     this.releaseAll();
     this.#server.closeAllConnections();
@@ -57,4 +62,32 @@ export class ScriptedModel {
     res.write(chunk({}, "stop"));
     res.end("data: [DONE]\n\n");
   }
+}
+
+/** Gateway config that makes the scripted model at `baseUrl` every agent's model (a custom OpenAI-compatible provider). */
+export function scriptedModelConfig(baseUrl: string): Record<string, unknown> {
+  return {
+    models: {
+      mode: "merge",
+      providers: {
+        scripted: {
+          baseUrl,
+          apiKey: "scripted-model-key",
+          api: "openai-completions",
+          models: [
+            {
+              id: "slow",
+              name: "Slow scripted model",
+              reasoning: false,
+              input: ["text"],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: 32768,
+              maxTokens: 1024,
+            },
+          ],
+        },
+      },
+    },
+    agents: { defaults: { model: { primary: "scripted/slow" } } },
+  };
 }
