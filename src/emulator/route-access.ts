@@ -73,17 +73,17 @@ export async function syncRouteAccess(
     registry.sandboxes.size > 0 &&
     [...registry.sandboxes.values()].some((s) => s.ports.length > 0)
   ) {
-    const listening = listenInNamespace(session.holder.pid, track, { host: ROUTE_ADDRESS, port: 443 }).then(
-      ({ server }) => {
-        const allowed = (name: string) => {
-          const rules = egressRules(session.networkPolicy);
-          return !rules.nothing && (rules.everything || hostAllowed(rules, name));
-        };
-        server.on("connection", (socket) => routes.serve(socket, allowed));
-        server.on("error", () => {});
-        return server;
-      },
-    );
+    const allowed = (name: string) => {
+      const rules = egressRules(session.networkPolicy);
+      return !rules.nothing && (rules.everything || hostAllowed(rules, name));
+    };
+    // The acceptor first: a listener made before a failing acceptor would be left open in the namespace.
+    const listening = routes.acceptor(allowed).then(async (accept) => {
+      const { server } = await listenInNamespace(session.holder!.pid, track, { host: ROUTE_ADDRESS, port: 443 });
+      server.on("connection", accept);
+      server.on("error", () => {});
+      return server;
+    });
     state.listener = listening;
     listening.catch(() => {
       if (state.listener === listening) state.listener = undefined;

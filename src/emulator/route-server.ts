@@ -19,6 +19,7 @@ export function routeSubdomain(sandboxName: string, port: number): string {
 
 export class RouteServer {
   private listening?: Promise<{ server: Server; port: number }>;
+  private issued?: Promise<RouteCa>;
   private readonly sockets = new Set<Socket>();
 
   constructor(
@@ -27,8 +28,16 @@ export class RouteServer {
     private readonly track: (c: ChildProcess) => void,
   ) {}
 
+  /** The route CA, read (or issued) once per emulator; a failed attempt is not remembered. */
   ca(): Promise<RouteCa> {
-    return ensureRouteCa(this.dataDir);
+    if (!this.issued) {
+      const issuing = ensureRouteCa(this.dataDir);
+      this.issued = issuing;
+      issuing.catch(() => {
+        if (this.issued === issuing) this.issued = undefined;
+      });
+    }
+    return this.issued;
   }
 
   /** The sandbox and port a route name stands for, if it is one of ours. */
@@ -55,18 +64,20 @@ export class RouteServer {
   }
 
   /**
-   * Serves a raw connection accepted elsewhere (a sandbox's in-namespace route listener, route-access.ts); the
-   * route is taken only when `allowed` admits the name the client asked for.
+   * A handler for raw connections accepted elsewhere (a sandbox's in-namespace route listener, route-access.ts),
+   * with one TLS server for all of them; a route is taken only when `allowed` admits the name the client asked for.
    */
-  async serve(socket: Socket, allowed: (name: string) => boolean): Promise<void> {
-    this.own(socket);
+  async acceptor(allowed: (name: string) => boolean): Promise<(socket: Socket) => void> {
     const { key, cert } = await this.ca();
     const server = createServer({ key, cert }, (client) => {
       if (allowed(client.servername || "")) void this.route(client);
       else forbidden(client);
     });
-    server.on("tlsClientError", () => socket.destroy());
-    server.emit("connection", socket);
+    server.on("tlsClientError", () => {});
+    return (socket) => {
+      this.own(socket);
+      server.emit("connection", socket);
+    };
   }
 
   private start(): Promise<{ server: Server; port: number }> {
