@@ -25,7 +25,9 @@ export async function runProviderDemo(log: Log = (line) => process.stdout.write(
     // Stand-in for the node bootstrap: proves the sandbox runs the tools a node needs, then reports a device.
     enroll: async ({ sandbox, enrollment }) => {
       const node = await sandbox.runCommand("node", ["--version"]);
-      log(`    sandbox has node ${(await node.stdout()).trim()} (stand-in enroller: the real node bootstrap needs a gateway, see test/gateway/enrollment.test.ts)`);
+      log(
+        `    sandbox has node ${(await node.stdout()).trim()} (stand-in enroller: the real node bootstrap needs a gateway, see test/gateway/enrollment.test.ts)`,
+      );
       return enrollment.waitForDeviceId();
     },
   });
