@@ -46,6 +46,8 @@ export interface BoxCommand {
   cmd: string;
   args?: string[];
   env?: Record<string, string>;
+  /** Working directory on the sandbox; the sandbox's default when absent. */
+  cwd?: string;
   sudo?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -228,9 +230,9 @@ export class VercelProject {
       // Writing the same files again is harmless, so transient failures are retried.
       writeFiles: (files, signal) => retrying("write files", signal, () => sandbox.writeFiles(files, { signal })),
       // Never retried: a command may have run even when its answer was lost.
-      run: async ({ cmd, args = [], env = {}, sudo = false, timeoutMs, signal }) => {
+      run: async ({ cmd, args = [], env = {}, cwd, sudo = false, timeoutMs, signal }) => {
         try {
-          const finished = await sandbox.runCommand({ cmd, args, env, sudo, timeoutMs, signal });
+          const finished = await sandbox.runCommand({ cmd, args, env, sudo, timeoutMs, signal, ...(cwd ? { cwd } : {}) });
           const [stdout, stderr] = await Promise.all([finished.stdout({ signal }), finished.stderr({ signal })]);
           return { exitCode: finished.exitCode, stdout, stderr };
         } catch (error) {

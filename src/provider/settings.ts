@@ -108,6 +108,18 @@ export const ProfileSettingsSchema = Type.Object(
       ),
     ),
     scope: Type.Optional(Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,31}$" })),
+    warmImage: Type.Optional(
+      Type.Boolean({ description: "prepare projects once and start later workers from a snapshot; default true" }),
+    ),
+    images: Type.Optional(
+      Type.Object(
+        {
+          keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: "images kept per key; default 2" })),
+          unusedFor: Type.Optional(Duration),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -128,7 +140,14 @@ export interface ProfileSettings {
   tags: Record<string, string>;
   snapshots: { expirationMs?: number; keepLast?: number };
   scope?: string;
+  /** Warm images (src/preparation): on unless the profile says `warmImage: false`. */
+  warmImage: boolean;
+  /** Image retention: keep the newest `keep` per key, delete images unused for `unusedForMs`. */
+  images: { keep: number; unusedForMs: number };
 }
+
+export const DEFAULT_IMAGES_KEPT = 2;
+export const DEFAULT_IMAGE_UNUSED_MS = 14 * 24 * 60 * 60_000;
 
 export type CredentialSource =
   | { kind: "oidc" }
@@ -273,6 +292,14 @@ export function parseSettings(profile: unknown): ProfileSettings {
       keepLast: settings.snapshots?.keepLast,
     },
     scope: settings.scope,
+    warmImage: settings.warmImage ?? true,
+    images: {
+      keep: settings.images?.keep ?? DEFAULT_IMAGES_KEPT,
+      unusedForMs:
+        settings.images?.unusedFor === undefined
+          ? DEFAULT_IMAGE_UNUSED_MS
+          : toMs("images.unusedFor", settings.images.unusedFor),
+    },
   };
 }
 

@@ -1,0 +1,76 @@
+// The records preparation keeps and reports: warm images, the cold/image choice of each lease, and the
+// diagnostics of each preparation. They are plain JSON (the image store writes them to disk as they are).
+import type { PhaseName, PreparationEvent, RecipeSource } from "../devcontainer/index.js";
+
+/** One warm image: a Vercel snapshot of a prepared, scrubbed sandbox. */
+export interface ImageRecord {
+  /** The Vercel snapshot id. */
+  snapshotId: string;
+  /** Image key: image-relevant profile settings + project key (see key.ts). */
+  key: string;
+  /** The image-relevant profile settings alone, so retention can apply that profile's rules. */
+  profileKey: string;
+  projectKey: string;
+  baseCommit: string;
+  recipeIdentity: string;
+  recipeSource: RecipeSource;
+  /** The lease whose sandbox was captured. */
+  sourceLeaseId: string;
+  createdAt: number;
+  lastUsedAt: number;
+  /** `ready` images may serve allocations; `missing` ones were not found on Vercel and only await forgetting. */
+  state: "ready" | "missing";
+  /** Failed deletion attempts, retried by later maintenance passes. */
+  deleteAttempts?: number;
+  lastDeleteError?: string;
+}
+
+/** Recorded before the first Vercel request of a lease; every replay and restart reuses it. */
+export interface AllocationChoice {
+  leaseId: string;
+  key: string;
+  profileKey: string;
+  choice: { kind: "cold" } | { kind: "image"; snapshotId: string };
+  recordedAt: number;
+  /** pending: not yet prepared; prepared: preparation (and capture, if any) done; enrolled: node enrolled. */
+  phase: "pending" | "prepared" | "enrolled";
+}
+
+export interface PhaseReport {
+  phase: PhaseName;
+  ms: number;
+  ok: boolean;
+  /** The command (or parallel member) that failed, as a short label. */
+  failed?: string;
+  exitCode?: number;
+}
+
+/** What one preparation did; `openclaw vercel-sandbox images` shows these. */
+export interface PreparationDiagnostics {
+  leaseId: string;
+  at: number;
+  key: string;
+  projectKey: string;
+  baseCommit: string;
+  recipe: {
+    source: RecipeSource;
+    file?: string;
+    identity: string;
+    ignoredNote?: string;
+    notes: string[];
+    /** E.g. a value or command containing `${…}`, which stays literal. */
+    warnings: string[];
+  };
+  /** cold: a fresh sandbox; warm: created from `imageId`. */
+  start: "cold" | "warm";
+  event: PreparationEvent;
+  phases: PhaseReport[];
+  /** Redacted output of the failed phase, at most 16 KiB. */
+  failure?: { phase: PhaseName | "runtime" | "scrub" | "capture" | "recipe"; reason: string; outputTail: string };
+  /** The image this lease started from, or the one it captured. */
+  imageId?: string;
+  captured: boolean;
+  /** Why no image was captured, when none was. */
+  captureSkipped?: string;
+  totalMs: number;
+}
