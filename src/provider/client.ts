@@ -232,7 +232,15 @@ export class VercelProject {
       // Never retried: a command may have run even when its answer was lost.
       run: async ({ cmd, args = [], env = {}, cwd, sudo = false, timeoutMs, signal }) => {
         try {
-          const finished = await sandbox.runCommand({ cmd, args, env, sudo, timeoutMs, signal, ...(cwd ? { cwd } : {}) });
+          const finished = await sandbox.runCommand({
+            cmd,
+            args,
+            env,
+            sudo,
+            timeoutMs,
+            signal,
+            ...(cwd ? { cwd } : {}),
+          });
           const [stdout, stderr] = await Promise.all([finished.stdout({ signal }), finished.stderr({ signal })]);
           return { exitCode: finished.exitCode, stdout, stderr };
         } catch (error) {
