@@ -72,6 +72,15 @@ export interface SandboxBox {
   run(command: BoxCommand): Promise<BoxCommandResult>;
 }
 
+/** What preparation and retention need to know of a snapshot. */
+export interface SnapshotFacts {
+  id: string;
+  status: string;
+  sizeBytes: number;
+  createdAt: number;
+  expiresAt?: number;
+}
+
 export interface SandboxSummary {
   name: string;
   status: string;
@@ -207,6 +216,40 @@ export class VercelProject {
         await snapshot.delete({ signal });
       }),
     );
+  }
+
+  /** One snapshot by id; `undefined` when Vercel says it does not exist or it is deleted. */
+  async findSnapshot(snapshotId: string, signal?: AbortSignal): Promise<SnapshotFacts | undefined> {
+    const snapshot = await unlessAbsent(
+      retrying("get snapshot", signal, () => this.sdk.Snapshot.get(this.params({ snapshotId, signal }))),
+    );
+    if (!snapshot || snapshot.status === "deleted") return undefined;
+    return {
+      id: snapshot.snapshotId,
+      status: snapshot.status,
+      sizeBytes: snapshot.sizeBytes,
+      createdAt: snapshot.createdAt.getTime(),
+      expiresAt: snapshot.expiresAt?.getTime(),
+    };
+  }
+
+  /**
+   * Snapshots a running sandbox (Vercel stops it to do so). Never retried: a lost answer may hide a snapshot,
+   * which the caller finds again by listing the sandbox's snapshots.
+   */
+  async capture(sandbox: SandboxHandle, expirationMs: number, signal?: AbortSignal): Promise<string> {
+    try {
+      const snapshot = await sandbox.snapshot({ expiration: expirationMs, signal });
+      return snapshot.snapshotId;
+    } catch (error) {
+      throw classify(error, "snapshot sandbox");
+    }
+  }
+
+  /** Makes the sandbox's next session restore `snapshotId`, then starts that session. */
+  async restore(sandbox: SandboxHandle, snapshotId: string, signal?: AbortSignal): Promise<SandboxHandle> {
+    await retrying("update sandbox", signal, () => sandbox.update({ currentSnapshotId: snapshotId }, { signal }));
+    return this.resume(sandbox.name, signal);
   }
 
   /** Deletes a sandbox (its running session ends with it); a missing sandbox counts as deleted. */
