@@ -5,9 +5,16 @@
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { SandboxBox } from "../client.js";
 import { messageOf, redact } from "../redact.js";
-import type { NodeEnrollment, ProviderLogger } from "../types.js";
+import type { NodeEnrollment, NodeRuntimePreparation, ProviderLogger } from "../types.js";
 import { EnrollmentTimeoutError, EnrollmentWaitError, NodeBootstrapError } from "./errors.js";
-import { type BootstrapPlan, type BootstrapTimings, DEFAULT_TIMINGS, enrollmentPlan, evidencePlan } from "./plan.js";
+import {
+  type BootstrapPlan,
+  type BootstrapTimings,
+  DEFAULT_TIMINGS,
+  enrollmentPlan,
+  evidencePlan,
+  runtimePlan,
+} from "./plan.js";
 import { BOOTSTRAP_PROGRAM, PROGRAM_ENV, PROGRAM_PATH } from "./program/index.js";
 import { type EvidenceEvent, evidenceText, outcomeOf, parseEvents, phasesOf } from "./protocol.js";
 
@@ -16,6 +23,13 @@ export interface NodeEnrollerOptions {
   /** How long to wait for the gateway to see the node's device; the gateway itself gives up after 10 minutes. */
   waitTimeoutMs?: number;
   timings?: Partial<BootstrapTimings>;
+}
+
+export interface PrepareRuntimeOnBox {
+  leaseId: string;
+  box: SandboxBox;
+  runtime: NodeRuntimePreparation;
+  signal?: AbortSignal;
 }
 
 export interface EnrollOnBox {
@@ -48,16 +62,40 @@ export class NodeEnroller {
     stop?.throwIfAborted();
     const plan = enrollmentPlan(leaseId, enrollment, this.timings);
     await box.writeFiles([{ path: PROGRAM_PATH, content: BOOTSTRAP_PROGRAM, mode: 0o700 }], stop);
-    await this.bootstrap(box, plan, enrollment, stop);
+    await this.bootstrap(
+      box,
+      plan,
+      {
+        [PROGRAM_ENV.token]: enrollment.nodeBootstrap.token,
+        ...(enrollment.mode === "connect" ? { [PROGRAM_ENV.setupCode]: enrollment.setupCode } : {}),
+      },
+      stop,
+    );
     return this.awaitDevice(box, plan, enrollment, stop);
   }
 
-  private async bootstrap(box: SandboxBox, plan: BootstrapPlan, enrollment: NodeEnrollment, stop?: AbortSignal) {
-    const env: Record<string, string> = {
-      [PROGRAM_ENV.plan]: JSON.stringify(plan),
-      [PROGRAM_ENV.token]: enrollment.nodeBootstrap.token,
-      ...(enrollment.mode === "connect" ? { [PROGRAM_ENV.setupCode]: enrollment.setupCode } : {}),
-    };
+  /**
+   * Installs the gateway's runtime and publishes its worker archive on the box, for a warm image: the same
+   * verified steps as enrollment, and nothing that identifies a node (the scrub before capture removes the program).
+   */
+  async prepareRuntime({ leaseId, box, runtime, signal }: PrepareRuntimeOnBox): Promise<void> {
+    const stop = anySignal(signal, runtime.signal);
+    stop?.throwIfAborted();
+    const plan = runtimePlan(leaseId, runtime, this.timings);
+    await box.writeFiles([{ path: PROGRAM_PATH, content: BOOTSTRAP_PROGRAM, mode: 0o700 }], stop);
+    await this.bootstrap(
+      box,
+      plan,
+      {
+        [PROGRAM_ENV.token]: runtime.nodeBootstrap.token,
+        [PROGRAM_ENV.workerToken]: runtime.workerBundle.token,
+      },
+      stop,
+    );
+  }
+
+  private async bootstrap(box: SandboxBox, plan: BootstrapPlan, secrets: Record<string, string>, stop?: AbortSignal) {
+    const env: Record<string, string> = { [PROGRAM_ENV.plan]: JSON.stringify(plan), ...secrets };
     const timeoutMs = this.timings.downloadTimeoutMs + this.timings.installTimeoutMs + COMMAND_MARGIN_MS;
     const result = await box.run({ cmd: "node", args: [PROGRAM_PATH], env, timeoutMs, signal: stop });
     const events = parseEvents(result.stdout);
@@ -66,6 +104,10 @@ export class NodeEnroller {
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${phase.phase} ${phase.ms} ms${detail}`);
     }
     const outcome = outcomeOf(events);
+    if (outcome?.event === "done" && plan.action === "runtime") {
+      this.logger.info?.(`vercel-sandbox ${plan.leaseId}: runtime ${outcome.runtime} for the warm image`);
+      return;
+    }
     if (outcome?.event === "done") {
       const how = outcome.adopted ? `adopted running node pid ${outcome.pid}` : `started node pid ${outcome.pid}`;
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${how} (runtime ${outcome.runtime})`);

@@ -2,7 +2,7 @@
 // bootstrap program runs on the sandbox. Secrets are never part of a plan: they travel separately, in the
 // environment of the one bootstrap command (see driver.ts), so a plan may be logged, put in argv or written
 // to the sandbox without leaking anything.
-import type { NodeEnrollment } from "../types.js";
+import type { NodeEnrollment, NodeRuntimePreparation } from "../types.js";
 
 /** OpenClaw 2026.9.2's engines: `>=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0`, as the program compares them. */
 export const NODE_ENGINES: readonly EngineRange[] = [
@@ -32,12 +32,14 @@ export const DEFAULT_TIMINGS: BootstrapTimings = {
 };
 
 export interface BootstrapPlan {
-  action: "enroll" | "evidence";
+  action: "enroll" | "evidence" | "runtime";
   leaseId: string;
   mode: "connect" | "resume";
   displayName: string;
   openclawVersion: string;
   artifact: { url: string; sha256: string; bytes: number; pin?: string };
+  /** Runtime preparation only: the worker archive published inside the installed package. */
+  workerBundle?: { url: string; sha256: string; bytes: number; pin?: string; packageRelativePath: string };
   enabledPluginIds: string[];
   engines: readonly EngineRange[];
   enginesText: string;
@@ -101,14 +103,7 @@ export function enrollmentPlan(
 ): BootstrapPlan {
   const bootstrap = enrollment.nodeBootstrap;
   if (!LEASE_ID.test(leaseId)) throw new EnrollmentDescriptorError("leaseId", "is not a lease id of ours");
-  const sha256 = String(bootstrap.sha256).toLowerCase();
-  if (!SHA256.test(sha256)) throw new EnrollmentDescriptorError("nodeBootstrap.sha256", "is not 64 hex digits");
-  if (!Number.isSafeInteger(bootstrap.bytes) || bootstrap.bytes <= 0) {
-    throw new EnrollmentDescriptorError("nodeBootstrap.bytes", "is not a positive byte count");
-  }
-  const pin = bootstrap.tlsFingerprint ? normalizeFingerprint(bootstrap.tlsFingerprint) : undefined;
-  const url = checkArtifactUrl(bootstrap.url, pin !== undefined);
-  if (!bootstrap.token) throw new EnrollmentDescriptorError("nodeBootstrap.token", "is empty");
+  const artifact = artifactOf("nodeBootstrap", bootstrap);
   const plugins = bootstrap.enabledPluginIds ?? [];
   const badPlugin = plugins.find((id) => !PLUGIN_ID.test(id));
   if (badPlugin !== undefined)
@@ -124,8 +119,53 @@ export function enrollmentPlan(
     // Core caps it at 64 characters; the cap here only guards argv against a surprise.
     displayName: (enrollment.displayName || "Cloud worker").slice(0, 128),
     openclawVersion: enrollment.openclawVersion,
-    artifact: { url, sha256, bytes: bootstrap.bytes, ...(pin ? { pin } : {}) },
+    artifact,
     enabledPluginIds: [...plugins],
+    engines: NODE_ENGINES,
+    enginesText: NODE_ENGINES_TEXT,
+    timings,
+  };
+}
+
+/** The artifact part of a descriptor, checked: digest, size, URL and pin. */
+function artifactOf(
+  field: string,
+  artifact: { url: string; token: string; sha256: string; bytes: number; tlsFingerprint?: string },
+) {
+  const sha256 = String(artifact.sha256).toLowerCase();
+  if (!SHA256.test(sha256)) throw new EnrollmentDescriptorError(`${field}.sha256`, "is not 64 hex digits");
+  if (!Number.isSafeInteger(artifact.bytes) || artifact.bytes <= 0) {
+    throw new EnrollmentDescriptorError(`${field}.bytes`, "is not a positive byte count");
+  }
+  const pin = artifact.tlsFingerprint ? normalizeFingerprint(artifact.tlsFingerprint) : undefined;
+  const url = checkArtifactUrl(artifact.url, pin !== undefined);
+  if (!artifact.token) throw new EnrollmentDescriptorError(`${field}.token`, "is empty");
+  return { url, sha256, bytes: artifact.bytes, ...(pin ? { pin } : {}) };
+}
+
+/** The plan that installs the runtime (and publishes the worker archive) for a warm image; nothing enrolls. */
+export function runtimePlan(
+  leaseId: string,
+  runtime: NodeRuntimePreparation,
+  timings: BootstrapTimings = DEFAULT_TIMINGS,
+): BootstrapPlan {
+  if (!LEASE_ID.test(leaseId)) throw new EnrollmentDescriptorError("leaseId", "is not a lease id of ours");
+  const bundle = runtime.workerBundle;
+  if (!/^[a-z][a-z-]*\/[0-9a-f]{64}\.tgz$/.test(bundle.packageRelativePath ?? "")) {
+    throw new EnrollmentDescriptorError("workerBundle.packageRelativePath", "is not <directory>/<sha256>.tgz");
+  }
+  if (!runtime.nodeBootstrap.openclawVersion) {
+    throw new EnrollmentDescriptorError("nodeBootstrap.openclawVersion", "is empty");
+  }
+  return {
+    action: "runtime",
+    leaseId,
+    mode: "connect",
+    displayName: "",
+    openclawVersion: runtime.nodeBootstrap.openclawVersion,
+    artifact: artifactOf("nodeBootstrap", runtime.nodeBootstrap),
+    workerBundle: { ...artifactOf("workerBundle", bundle), packageRelativePath: bundle.packageRelativePath },
+    enabledPluginIds: [],
     engines: NODE_ENGINES,
     enginesText: NODE_ENGINES_TEXT,
     timings,

@@ -69,9 +69,8 @@ const HTTP_ADVICE = {
   404: "the gateway has no artifact with this digest (it may have restarted with another build); replay the operation",
 };
 
-/** Downloads the artifact to an exclusive 0600 file, counting and hashing as it streams. */
-async function download(target) {
-  const artifact = PLAN.artifact;
+/** Downloads an artifact (by default the runtime) to an exclusive 0600 file, counting and hashing as it streams. */
+async function download(target, artifact = PLAN.artifact, token = SECRETS.token) {
   const url = new URL(artifact.url);
   const secureUrl = url.protocol === "https:";
   const port = Number(url.port || (secureUrl ? 443 : 80));
@@ -81,7 +80,7 @@ async function download(target) {
   const response = await new Promise((resolve, reject) => {
     const request = (secureUrl ? https : http).request(url, {
       method: "GET",
-      headers: { authorization: "Bearer " + SECRETS.token, accept: "application/octet-stream" },
+      headers: { authorization: "Bearer " + token, accept: "application/octet-stream" },
       // No agent: the request must use this socket, already verified (see the pin check above).
       createConnection: () => socket,
       signal: signal,
@@ -122,12 +121,12 @@ async function download(target) {
   return { bytes: received, sha256: hash.digest("hex"), pinned: Boolean(artifact.pin), proxied: Boolean(PROXY_URL) };
 }
 
-function verifyDownload(result) {
-  if (result.bytes !== PLAN.artifact.bytes) {
-    throw fail("verify", "size-mismatch", "the artifact has " + result.bytes + " bytes, the descriptor says " + PLAN.artifact.bytes);
+function verifyDownload(result, artifact = PLAN.artifact) {
+  if (result.bytes !== artifact.bytes) {
+    throw fail("verify", "size-mismatch", "the artifact has " + result.bytes + " bytes, the descriptor says " + artifact.bytes);
   }
-  if (result.sha256 !== PLAN.artifact.sha256) {
-    throw fail("verify", "sha256-mismatch", "the artifact's SHA-256 is " + result.sha256 + ", the descriptor says " + PLAN.artifact.sha256 + "; it was not installed");
+  if (result.sha256 !== artifact.sha256) {
+    throw fail("verify", "sha256-mismatch", "the artifact's SHA-256 is " + result.sha256 + ", the descriptor says " + artifact.sha256 + "; it was not installed");
   }
   return { sha256: result.sha256 };
 }

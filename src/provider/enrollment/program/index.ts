@@ -5,9 +5,9 @@ import { DOWNLOAD } from "./download.js";
 import { MAIN } from "./main.js";
 import { NODE_STEPS } from "./node.js";
 import { PRELUDE } from "./prelude.js";
-import { RUNTIME_STEPS } from "./runtime.js";
+import { RUNTIME_STEPS, WORKER_ARCHIVE_STEPS } from "./runtime.js";
 
-export const BOOTSTRAP_PROGRAM = [PRELUDE, DOWNLOAD, RUNTIME_STEPS, NODE_STEPS, MAIN].join("\n");
+export const BOOTSTRAP_PROGRAM = [PRELUDE, DOWNLOAD, RUNTIME_STEPS, WORKER_ARCHIVE_STEPS, NODE_STEPS, MAIN].join("\n");
 
 const DIGEST = createHash("sha256").update(BOOTSTRAP_PROGRAM).digest("hex").slice(0, 16);
 
@@ -19,4 +19,5 @@ export const PROGRAM_ENV = {
   plan: "OPENCLAW_VSB_PLAN",
   token: "OPENCLAW_VSB_BOOTSTRAP_TOKEN",
   setupCode: "OPENCLAW_VSB_SETUP_CODE",
+  workerToken: "OPENCLAW_VSB_WORKER_TOKEN",
 } as const;

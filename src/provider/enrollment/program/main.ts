@@ -8,19 +8,18 @@ const step = (phase, run) => {
   return timed(phase, run);
 };
 
-async function enroll() {
-  await step("preparation", () => {
+function checkNode() {
+  return step("preparation", () => {
     if (!nodeVersionOk(process.version, PLAN.engines)) {
       throw fail("preparation", "node-version", "the sandbox's Node " + process.version + " is not one OpenClaw " + PLAN.openclawVersion + " runs on (" + PLAN.enginesText + "); choose a runtime that satisfies it in the profile's settings.runtime");
     }
     fs.mkdirSync(RUNTIMES, { recursive: true, mode: 0o700 });
     return { node: process.version };
   });
-  const adopted = adoptable();
-  if (adopted) {
-    emit({ event: "done", adopted: true, pid: adopted, runtime: "running" });
-    return;
-  }
+}
+
+/** Download, verify and install the runtime unless a verified install of its digest is there already. */
+async function installRuntime() {
   const reuse = await step("reuse", async () => ({ reused: await reusableRuntime() }));
   if (!reuse.reused) {
     const archive = path.join(RUNTIMES, ".download-" + randomBytes(8).toString("hex") + ".tgz");
@@ -32,13 +31,33 @@ async function enroll() {
       fs.rmSync(archive, { force: true });
     }
   }
+  return reuse.reused;
+}
+
+/** Preparation for a warm image: the runtime and the worker archive, and no node identity of any kind. */
+async function prepareRuntime() {
+  await checkNode();
+  const reused = await installRuntime();
+  if (PLAN.workerBundle) await step("publish", publishWorkerArchive);
+  emit({ event: "done", adopted: false, pid: 0, runtime: reused ? "reused" : "installed" });
+}
+
+async function enroll() {
+  await checkNode();
+  const adopted = adoptable();
+  if (adopted) {
+    emit({ event: "done", adopted: true, pid: adopted, runtime: "running" });
+    return;
+  }
+  const reused = await installRuntime();
   await step("activate", activate);
   const launched = await step("launch", launch);
-  emit({ event: "done", adopted: false, pid: launched.pid, runtime: reuse.reused ? "reused" : "installed" });
+  emit({ event: "done", adopted: false, pid: launched.pid, runtime: reused ? "reused" : "installed" });
 }
 
 try {
   if (PLAN.action === "evidence") evidence();
+  else if (PLAN.action === "runtime") await prepareRuntime();
   else await enroll();
 } catch (error) {
   const known = error instanceof StepFailure;

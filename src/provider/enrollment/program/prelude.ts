@@ -19,9 +19,11 @@ import * as tls from "node:tls";
 const SECRETS = {
   token: process.env.OPENCLAW_VSB_BOOTSTRAP_TOKEN || "",
   setupCode: process.env.OPENCLAW_VSB_SETUP_CODE || "",
+  workerToken: process.env.OPENCLAW_VSB_WORKER_TOKEN || "",
 };
 delete process.env.OPENCLAW_VSB_BOOTSTRAP_TOKEN;
 delete process.env.OPENCLAW_VSB_SETUP_CODE;
+delete process.env.OPENCLAW_VSB_WORKER_TOKEN;
 const PLAN = JSON.parse(process.env.OPENCLAW_VSB_PLAN || "{}");
 delete process.env.OPENCLAW_VSB_PLAN;
 process.umask(0o077);

@@ -81,3 +81,56 @@ async function install(archive) {
   }
 }
 `;
+
+// Warm images (src/preparation) carry the gateway's worker archive inside the installed runtime package, at
+// the path core names; a matching node then uses those bytes instead of downloading the archive again. The
+// directory holds exactly one archive: a superseded one is removed before capture.
+export const WORKER_ARCHIVE_STEPS = String.raw`
+function workerArchivePath() {
+  const bundle = PLAN.workerBundle;
+  const parts = String(bundle.packageRelativePath).split("/");
+  if (parts.length !== 2 || !/^[a-z][a-z-]*$/.test(parts[0]) || parts[1] !== bundle.sha256 + ".tgz") {
+    throw fail("publish", "archive-path", "the gateway named an unusable worker archive path " + JSON.stringify(bundle.packageRelativePath));
+  }
+  return path.join(RUNTIME, "node_modules", "openclaw", parts[0], parts[1]);
+}
+
+/** Whether the published archive is present, a regular file of the right size and digest. */
+async function publishedArchiveOk(archive) {
+  let stat;
+  try {
+    stat = fs.lstatSync(archive);
+  } catch (error) {
+    if (error.code === "ENOENT") return false;
+    throw error;
+  }
+  if (!stat.isFile() || stat.size !== PLAN.workerBundle.bytes) return false;
+  const hash = createHash("sha256");
+  await pipeline(fs.createReadStream(archive), hash);
+  return hash.digest("hex") === PLAN.workerBundle.sha256;
+}
+
+async function publishWorkerArchive() {
+  const archive = workerArchivePath();
+  const directory = path.dirname(archive);
+  fs.mkdirSync(directory, { recursive: true, mode: 0o700 });
+  let downloaded = false;
+  if (!(await publishedArchiveOk(archive))) {
+    const staged = path.join(RUNTIMES, ".worker-" + randomBytes(8).toString("hex") + ".tgz");
+    try {
+      const result = await download(staged, PLAN.workerBundle, SECRETS.workerToken);
+      verifyDownload(result, PLAN.workerBundle);
+      fs.renameSync(staged, archive);
+      downloaded = true;
+    } finally {
+      fs.rmSync(staged, { force: true });
+    }
+  }
+  for (const entry of fs.readdirSync(directory, { withFileTypes: true })) {
+    if (entry.name !== path.basename(archive) && /^[a-f0-9]{64}\.tgz$/.test(entry.name)) {
+      fs.rmSync(path.join(directory, entry.name), { force: true });
+    }
+  }
+  return { downloaded: downloaded, bytes: PLAN.workerBundle.bytes };
+}
+`;
