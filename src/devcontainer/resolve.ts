@@ -47,6 +47,19 @@ export const FALLBACK_SCRIPT = ".openclaw/worktree-setup.sh";
 const METADATA_PROPERTIES = new Set(["name", "$schema"]);
 // The note stays one short line even for files written for a full container setup.
 const NOTE_NAME_LIMIT = 6;
+// The properties seed 002 "Ignored properties" names, in the seed's order.
+const SEED_IGNORED = [
+  "image",
+  "build",
+  "dockerComposeFile",
+  "runArgs",
+  "mounts",
+  "remoteUser",
+  "features",
+  "hostRequirements",
+  "secrets",
+  "customizations",
+];
 
 // A fresh object per recipe, so a caller that mutates one recipe never changes another.
 const empty = () => ({ phases: {}, env: {}, unset: [], ignored: [], ignoredNote: undefined, notes: [] });
@@ -135,7 +148,10 @@ function resolveDevcontainer(file: string, content: string | Uint8Array): Recipe
 
 function ignoredNote(ignored: readonly string[]): string | undefined {
   if (ignored.length === 0) return undefined;
-  const shown = ignored.slice(0, NOTE_NAME_LIMIT).join(", ");
-  const more = ignored.length > NOTE_NAME_LIMIT ? ` and ${ignored.length - NOTE_NAME_LIMIT} more` : "";
+  // The properties seed 002 names lead, in its order, so an unfamiliar property never pushes them into "N more".
+  const named = SEED_IGNORED.filter((name) => ignored.includes(name));
+  const ordered = [...named, ...ignored.filter((name) => !named.includes(name))];
+  const shown = ordered.slice(0, NOTE_NAME_LIMIT).join(", ");
+  const more = ordered.length > NOTE_NAME_LIMIT ? ` and ${ordered.length - NOTE_NAME_LIMIT} more` : "";
   return `devcontainer ${shown}${more} ignored on cloud machines`;
 }

@@ -38,18 +38,46 @@ describe("ignored properties", () => {
     expect(recipe.phases).toEqual({});
   });
 
-  it("every ignored property is listed, sorted, and summarised in one note", () => {
-    const recipe = fromConfig({ runArgs: [], image: "node", features: {}, postStartCommand: "x" });
-    expect(recipe.ignored).toEqual(["features", "image", "runArgs"]);
-    expect(recipe.ignoredNote).toBe("devcontainer features, image, runArgs ignored on cloud machines");
+  it("every ignored property is listed sorted; the note puts the seed's properties first, in the seed's order", () => {
+    const recipe = fromConfig({
+      runArgs: [],
+      image: "node",
+      forwardPorts: [3000],
+      features: {},
+      postStartCommand: "x",
+    });
+    expect(recipe.ignored).toEqual(["features", "forwardPorts", "image", "runArgs"]);
+    expect(recipe.ignoredNote).toBe("devcontainer image, runArgs, features, forwardPorts ignored on cloud machines");
   });
 
-  it("the note stays one short line when many properties are ignored", () => {
-    const config = Object.fromEntries(SEED_IGNORED.map((name) => [name, 1]));
-    const recipe = fromConfig(config);
-    expect(recipe.ignored).toEqual([...SEED_IGNORED].sort());
+  it("properties outside the seed's list follow it, sorted", () => {
+    const recipe = fromConfig({ zeta: 1, appPort: 1, customizations: {}, forwardPorts: [], mounts: [] });
     expect(recipe.ignoredNote).toBe(
-      "devcontainer build, customizations, dockerComposeFile, features, hostRequirements, image and 4 more ignored on cloud machines",
+      "devcontainer mounts, customizations, appPort, forwardPorts, zeta ignored on cloud machines",
+    );
+  });
+
+  it("the note stays one short line when many properties are ignored, the seed's properties before any 'and N more'", () => {
+    const config = Object.fromEntries(["aaa", "abc", ...SEED_IGNORED].map((name) => [name, 1]));
+    const recipe = fromConfig(config);
+    expect(recipe.ignored).toEqual(["aaa", "abc", ...SEED_IGNORED].sort());
+    expect(recipe.ignoredNote).toBe(
+      "devcontainer image, build, dockerComposeFile, runArgs, mounts, remoteUser and 6 more ignored on cloud machines",
+    );
+  });
+
+  it("unfamiliar properties fill the note after the seed's ones, up to the limit", () => {
+    const recipe = fromConfig({
+      secrets: {},
+      waitFor: "x",
+      appPort: 1,
+      otherPortsAttributes: {},
+      shutdownAction: "none",
+      forwardPorts: [],
+      portsAttributes: {},
+    });
+    expect(recipe.ignoredNote).toBe(
+      "devcontainer secrets, appPort, forwardPorts, otherPortsAttributes, portsAttributes, shutdownAction and 1 more ignored on cloud machines",
     );
   });
 
