@@ -49,6 +49,8 @@ function streamError(command: CommandProcess) {
   };
 }
 
+const COMMAND_LOG_LIMIT = 10_000;
+
 /** C1/C2: POST …/sessions/{sid}/cmd. */
 export async function runCommand(ctx: Ctx): Promise<void> {
   const session = runningSession(ctx, ctx.params[0]);
@@ -89,6 +91,16 @@ export async function runCommand(ctx: Ctx): Promise<void> {
     ctx.track,
   );
   live.commands.set(command.id, command);
+  ctx.registry.commandLog.push({
+    sandboxName: live.sandboxName,
+    sessionId: live.id,
+    command: name,
+    args,
+    cwd,
+    sudo,
+    at: Date.now(),
+  });
+  if (ctx.registry.commandLog.length > COMMAND_LOG_LIMIT) ctx.registry.commandLog.shift();
   if (!wait) {
     sendJson(ctx.res, 200, { command: commandPayload(command) });
     return;

@@ -13,13 +13,14 @@ import { type ApiScope, tokenFrom } from "./auth.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
-import { Registry } from "./registry.js";
+import { type CommandLogEntry, Registry } from "./registry.js";
 import { RouteClient } from "./route-client.js";
 import { createApiServer, listen, type RequestLogEntry } from "./server.js";
 
 export { EmulatorTokenError } from "./auth.js";
 export type { FaultRule, Faults } from "./faults.js";
 export { EmulatorIsolationError } from "./isolation.js";
+export type { CommandLogEntry } from "./registry.js";
 export type { RequestLogEntry } from "./server.js";
 
 export interface LocalSandboxApiOptions {
@@ -43,6 +44,8 @@ export interface LocalSandboxApi {
   /** Opaque (non-JWT) credentials to pass to every static SDK call; requests without them are refused. */
   credentials: { token: string; teamId: string; projectId: string };
   requests(): RequestLogEntry[];
+  /** Every command sandboxes were asked to run (argv as received), oldest first. */
+  commands(): CommandLogEntry[];
   faults: Faults;
   /** Exposed ports: `sandbox.domain(port)` URLs are served by the emulator (route-server.ts). */
   routes: {
@@ -118,6 +121,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
     },
     credentials: { ...scope },
     requests: () => log.map((e) => ({ ...e })),
+    commands: () => registry.commandLog.map((e) => ({ ...e, args: [...e.args] })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
     close,
   };

@@ -87,8 +87,21 @@ export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(12).toString("base64url").replace(/[-_]/g, "x")}`;
 }
 
+/** One command a session started, as the API received it (tests prove what ran and what did not). */
+export interface CommandLogEntry {
+  sandboxName: string;
+  sessionId: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  sudo: boolean;
+  at: number;
+}
+
 export class Registry {
   readonly sandboxes = new Map<string, SandboxRecord>();
+  /** Every command started, oldest first; bounded so a long-lived emulator does not grow without end. */
+  readonly commandLog: CommandLogEntry[] = [];
   readonly sessions = new Map<string, SessionRecord>();
   readonly snapshots = new Map<string, SnapshotRecord>();
   /** Per sandbox name, the tail of the chain of create/delete/fork calls holding that name. */
