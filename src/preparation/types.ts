@@ -20,6 +20,8 @@ export interface ImageRecord {
   lastUsedAt: number;
   /** `ready` images may serve allocations; `missing` ones were not found on Vercel and only await forgetting. */
   state: "ready" | "missing";
+  /** When retention chose to delete it: from then on it serves no allocation (set by the image store). */
+  deletingSince?: number;
   /** Failed deletion attempts, retried by later maintenance passes. */
   deleteAttempts?: number;
   lastDeleteError?: string;

@@ -2,15 +2,11 @@
 // destroyed. A tombstone is the proof `maintain` needs before it may delete a sandbox that carries our
 // tags, and it stops a late provision replay from resurrecting a destroyed lease.
 //
-// The file must never stand between core and a teardown, so:
-// - a damaged file is reported once, moved aside (`leases.json.corrupt-<ms>`) for the operator, and rebuilt;
-// - a failed write is logged and does not poison later writes (memory keeps the tombstone meanwhile);
-// - writes are durable: temp file, fsync, rename, fsync of the directory; private (0600);
-// - a write merges with what is on disk (re-read + union under one in-process queue per file), so two
-//   provider instances on one file keep each other's tombstones.
-import * as nodeFs from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { messageOf } from "./redact.js";
+// The file must never stand between core and a teardown: it is a DurableFile (quarantined when damaged, a
+// failed write logged and repaired by the next one, durable and private), and a write merges with what is on
+// disk (union), so two provider instances on one file keep each other's tombstones.
+import { join } from "node:path";
+import { DamagedFileError, DurableFile, type DurableFs, type DurableLogger } from "./durable-file.js";
 
 export interface Tombstone {
   sandboxName: string;
@@ -27,11 +23,8 @@ interface LedgerFile {
 }
 
 /** The file operations the ledger uses; tests wrap the real ones to observe order or fail one. */
-export type LedgerFs = Pick<typeof nodeFs, "mkdir" | "open" | "readFile" | "rename" | "unlink">;
-
-export interface LedgerLogger {
-  warn(message: string): void;
-}
+export type LedgerFs = DurableFs;
+export type LedgerLogger = DurableLogger;
 
 export interface LedgerOptions {
   logger?: LedgerLogger;
@@ -40,43 +33,16 @@ export interface LedgerOptions {
 
 const MAX_TOMBSTONES = 4096;
 
-/** Writes to one path from any number of ledgers in this process run one at a time. */
-const fileQueues = new Map<string, Promise<unknown>>();
-
-function queued<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const run = (fileQueues.get(file) ?? Promise.resolve()).then(task, task);
-  const tail = run.catch(() => undefined);
-  fileQueues.set(file, tail);
-  void tail.then(() => {
-    if (fileQueues.get(file) === tail) fileQueues.delete(file);
-  });
-  return run;
-}
-
-/** Changes whenever the file is replaced or rewritten; "absent" when there is none (or it cannot be seen). */
-async function signatureOf(file: string): Promise<string> {
-  try {
-    const stat = await nodeFs.stat(file);
-    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-  } catch {
-    return "absent";
-  }
-}
-
-class DamagedLedgerError extends Error {
-  override readonly name = "DamagedLedgerError";
-}
-
 function parseLedger(text: string): Tombstones {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new DamagedLedgerError("it is not valid JSON");
+    throw new DamagedFileError("it is not valid JSON");
   }
   const file = parsed as Partial<LedgerFile> | null;
   if (file?.version !== 1 || typeof file.tombstones !== "object" || file.tombstones === null) {
-    throw new DamagedLedgerError("it is not a version 1 lease ledger");
+    throw new DamagedFileError("it is not a version 1 lease ledger");
   }
   const out: Tombstones = {};
   for (const [leaseId, t] of Object.entries(file.tombstones)) {
@@ -96,21 +62,23 @@ function merge(into: Tombstones, from: Tombstones): void {
   }
 }
 
+const LEDGER_FORMAT = {
+  label: "lease ledger",
+  contents: "tombstones",
+  empty: (): Tombstones => ({}),
+  parse: parseLedger,
+};
+
 export class LeaseLedger {
   private tombstones: Tombstones = {};
   private loaded: Promise<void> | undefined;
   /** The file's identity, size and time when it was last merged into memory. */
   private seen: string | undefined;
-  private readonly fs: LedgerFs;
-  private readonly logger: LedgerLogger;
+  private readonly durable: DurableFile<Tombstones> | undefined;
 
   /** Without a file the ledger lives in memory (tests, or a host that gives the plugin no state dir). */
-  constructor(
-    private readonly file?: string,
-    options: LedgerOptions = {},
-  ) {
-    this.fs = options.fs ?? nodeFs;
-    this.logger = options.logger ?? { warn: (message) => console.warn(message) };
+  constructor(file?: string, options: LedgerOptions = {}) {
+    this.durable = file ? new DurableFile(file, LEDGER_FORMAT, options) : undefined;
   }
 
   static inDirectory(stateDir: string | undefined, options: LedgerOptions = {}): LeaseLedger {
@@ -129,83 +97,23 @@ export class LeaseLedger {
    * lease is never re-created here because of a stale memory.
    */
   private async refresh(): Promise<void> {
-    if (this.file && (await signatureOf(this.file)) !== this.seen) await this.readFromDisk();
+    if (this.durable && (await this.durable.signature()) !== this.seen) await this.readFromDisk();
   }
 
   private async readFromDisk(): Promise<void> {
-    const file = this.file;
-    if (!file) return;
-    const signature = await signatureOf(file);
-    merge(this.tombstones, await queued(file, () => this.readOrQuarantine(file)));
+    if (!this.durable) return;
+    const signature = await this.durable.signature();
+    merge(this.tombstones, await this.durable.read());
     this.seen = signature;
-  }
-
-  /** The tombstones on disk; a damaged file is reported, renamed aside, and read as empty. */
-  private async readOrQuarantine(file: string): Promise<Tombstones> {
-    let reason: string;
-    try {
-      return parseLedger(await this.fs.readFile(file, "utf8"));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-      reason = error instanceof DamagedLedgerError ? error.message : `it cannot be read (${messageOf(error)})`;
-    }
-    const aside = `${file}.corrupt-${Date.now()}`;
-    try {
-      await this.fs.rename(file, aside);
-      this.logger.warn(
-        `vercel-sandbox lease ledger ${file} is damaged (${reason}); moved it to ${aside} and started a new one`,
-      );
-    } catch (error) {
-      this.logger.warn(
-        `vercel-sandbox lease ledger ${file} is damaged (${reason}) and could not be moved aside ` +
-          `(${messageOf(error)}); tombstones are kept in memory until it can be replaced`,
-      );
-    }
-    return {};
   }
 
   /** Persists the union of memory and disk; a failure is logged and left to the next write to repair. */
   private async persist(): Promise<void> {
-    const file = this.file;
-    if (!file) return;
-    try {
-      await queued(file, async () => {
-        merge(this.tombstones, await this.readOrQuarantine(file));
-        this.evict();
-        await this.writeDurably(file, `${JSON.stringify({ version: 1, tombstones: this.tombstones })}\n`);
-      });
-    } catch (error) {
-      this.logger.warn(
-        `vercel-sandbox could not write the lease ledger ${file} (${messageOf(error)}); ` +
-          "its tombstones are kept in memory and written with the next change",
-      );
-    }
-  }
-
-  private async writeDurably(file: string, body: string): Promise<void> {
-    const dir = dirname(file);
-    await this.fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    const handle = await this.fs.open(temp, "w", 0o600);
-    try {
-      try {
-        await handle.writeFile(body);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await this.fs.rename(temp, file);
-    } catch (error) {
-      await this.fs.unlink(temp).catch(() => undefined);
-      throw error;
-    }
-    // The rename itself is durable only once the directory entry is.
-    const dirHandle = await this.fs.open(dir, "r");
-    try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
-    }
+    await this.durable?.update((onDisk) => {
+      merge(this.tombstones, onDisk);
+      this.evict();
+      return `${JSON.stringify({ version: 1, tombstones: this.tombstones })}\n`;
+    });
   }
 
   async tombstone(leaseId: string): Promise<Tombstone | undefined> {

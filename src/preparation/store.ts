@@ -1,0 +1,253 @@
+// The warm-image store: the images (Vercel snapshots of prepared, scrubbed sandboxes) of each image key, the
+// cold/image choice of each outstanding lease (which pins its image against retention), and the latest
+// preparation diagnostics. External plugins get no host state store, so it is our own DurableFile at
+// `<stateDir>/vercel-sandbox/images.json` (in memory without a state dir).
+//
+// Every change is applied under the file's queue to memory merged with what is on disk (store-state.ts has
+// the merge rules), so instances on one file keep each other's records. Images and choices are never
+// evicted: at a bound new ones are refused with cleanup guidance.
+import { join } from "node:path";
+import { DurableFile, type DurableFileOptions } from "../provider/durable-file.js";
+import {
+  assertRoomForImage,
+  emptyState,
+  ImageStoreFullError,
+  mergeImage,
+  mergeState,
+  newestDiagnostics,
+  newestFirst,
+  PHASES,
+  pinnedBy,
+  STORE_BOUNDS,
+  STORE_FORMAT,
+  type StoreState,
+  sameChoice,
+  TOMBSTONE_BOUNDS,
+  trimOldest,
+} from "./store-state.js";
+import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
+
+export { ImageStoreFullError, STORE_BOUNDS } from "./store-state.js";
+
+/** Only a ready image that retention has not begun to delete may serve a new allocation. */
+const servesAllocations = (image: ImageRecord) => image.state === "ready" && image.deletingSince === undefined;
+
+/** A lease's allocation choice is fixed once recorded, and a destroyed lease gets none. */
+export class ChoiceConflictError extends Error {
+  override readonly name = "ChoiceConflictError";
+}
+
+/** An image choice names an image that can no longer serve allocations (allocate cold instead). */
+export class ImageUnusableError extends Error {
+  override readonly name = "ImageUnusableError";
+}
+
+export class ImageStore {
+  private state = emptyState();
+  private loaded: Promise<void> | undefined;
+  /** The file's identity, size and time when it was last merged into memory. */
+  private seen: string | undefined;
+  private readonly durable: DurableFile<StoreState> | undefined;
+
+  /** Without a file the store lives in memory (tests, or a host that gives the plugin no state dir). */
+  constructor(file?: string, options: DurableFileOptions = {}) {
+    this.durable = file ? new DurableFile(file, STORE_FORMAT, options) : undefined;
+  }
+
+  static inDirectory(stateDir: string | undefined, options: DurableFileOptions = {}): ImageStore {
+    return new ImageStore(stateDir ? join(stateDir, "vercel-sandbox", "images.json") : undefined, options);
+  }
+
+  private load(): Promise<void> {
+    this.loaded ??= this.readFromDisk();
+    return this.loaded;
+  }
+
+  private async readFromDisk(): Promise<void> {
+    if (!this.durable) return;
+    const signature = await this.durable.signature();
+    mergeState(this.state, await this.durable.read());
+    this.seen = signature;
+  }
+
+  /** Memory, after reading the file again if another instance (a gateway, a CLI) changed it since. */
+  private async current(): Promise<StoreState> {
+    await this.load();
+    if (this.durable && (await this.durable.signature()) !== this.seen) await this.readFromDisk();
+    return this.state;
+  }
+
+  /** Applies one change to memory merged with disk, under the file's queue, then writes the result. */
+  private async change<R>(apply: (state: StoreState) => R): Promise<R> {
+    await this.load();
+    const applyAndTrim = (state: StoreState): R => {
+      const result = apply(state);
+      trimOldest(state.forgotten, TOMBSTONE_BOUNDS.forgotten);
+      trimOldest(state.released, TOMBSTONE_BOUNDS.released);
+      return result;
+    };
+    if (!this.durable) return applyAndTrim(this.state);
+    let result: R | undefined;
+    await this.durable.update((onDisk) => {
+      mergeState(this.state, onDisk);
+      result = applyAndTrim(this.state);
+      return `${JSON.stringify({ version: 1, ...this.state })}\n`;
+    });
+    return result as R;
+  }
+
+  private where(): string {
+    return this.durable ? this.durable.path : "(in memory)";
+  }
+
+  async images(): Promise<ImageRecord[]> {
+    return structuredClone(Object.values((await this.current()).images).sort(newestFirst));
+  }
+
+  async usable(key: string): Promise<ImageRecord | undefined> {
+    const ready = Object.values((await this.current()).images).filter((i) => i.key === key && servesAllocations(i));
+    return structuredClone(ready.sort(newestFirst)[0]);
+  }
+
+  /** Throws ImageStoreFullError when an image of `key` could not be recorded; check before capturing one. */
+  async assertRoomForImage(key: string): Promise<void> {
+    assertRoomForImage(await this.current(), key, this.where());
+  }
+
+  /** Records a new capture (the key's previous images stay usable); a replay of a known one changes nothing. */
+  async recordImage(record: ImageRecord): Promise<void> {
+    await this.change((state) => {
+      if (state.forgotten[record.snapshotId] !== undefined) return;
+      const known = state.images[record.snapshotId];
+      if (known) return mergeImage(known, record);
+      assertRoomForImage(state, record.key, this.where());
+      state.images[record.snapshotId] = structuredClone(record);
+    });
+  }
+
+  async touch(snapshotId: string, at: number): Promise<void> {
+    await this.change((state) => {
+      const image = state.images[snapshotId];
+      if (image) image.lastUsedAt = Math.max(image.lastUsedAt, at);
+    });
+  }
+
+  async markMissing(snapshotId: string): Promise<void> {
+    await this.change((state) => {
+      const image = state.images[snapshotId];
+      if (image) image.state = "missing";
+    });
+  }
+
+  async choiceFor(leaseId: string): Promise<AllocationChoice | undefined> {
+    return structuredClone((await this.current()).choices[leaseId]);
+  }
+
+  /** Records a lease's choice once; the same choice again is a replay, a different one is refused. */
+  async recordChoice(choice: AllocationChoice): Promise<void> {
+    await this.change((state) => {
+      const { leaseId } = choice;
+      if (state.released[leaseId] !== undefined) {
+        throw new ChoiceConflictError(`lease ${leaseId} was destroyed; it gets no new allocation choice`);
+      }
+      const recorded = state.choices[leaseId];
+      if (recorded) {
+        if (sameChoice(recorded, choice)) return;
+        throw new ChoiceConflictError(
+          `lease ${leaseId} already chose ${JSON.stringify(recorded.choice)} for key ${recorded.key}; a lease's ` +
+            "allocation choice never changes (a replay must reuse it)",
+        );
+      }
+      if (choice.choice.kind === "image") {
+        const image = state.images[choice.choice.snapshotId];
+        if (!image || !servesAllocations(image)) {
+          throw new ImageUnusableError(
+            `warm image ${choice.choice.snapshotId} can no longer serve allocations (it is being deleted or ` +
+              "is missing); allocate this lease cold",
+          );
+        }
+      }
+      const outstanding = Object.keys(state.choices).length;
+      if (outstanding >= STORE_BOUNDS.choices) {
+        throw new ImageStoreFullError(
+          "choices",
+          `the warm-image store ${this.where()} tracks ${outstanding} outstanding leases, its limit; destroy ` +
+            "workers that are no longer needed so their allocation choices are released",
+        );
+      }
+      state.choices[leaseId] = structuredClone(choice);
+    });
+  }
+
+  /** Moves a lease's choice to a later phase (never back); a released lease is left alone. */
+  async advanceChoice(leaseId: string, phase: AllocationChoice["phase"]): Promise<void> {
+    await this.change((state) => {
+      if (state.released[leaseId] !== undefined) return;
+      const recorded = state.choices[leaseId];
+      if (!recorded) {
+        throw new ChoiceConflictError(`lease ${leaseId} has no allocation choice; record one before advancing it`);
+      }
+      if (PHASES.indexOf(phase) > PHASES.indexOf(recorded.phase)) recorded.phase = phase;
+    });
+  }
+
+  /** The lease was destroyed: its image is no longer pinned, and the lease never gets a choice again. */
+  async releaseChoice(leaseId: string, at = Date.now()): Promise<void> {
+    await this.change((state) => {
+      delete state.choices[leaseId];
+      state.released[leaseId] ??= at;
+    });
+  }
+
+  async recordDiagnostics(entry: PreparationDiagnostics): Promise<void> {
+    await this.change((state) => {
+      state.diagnostics = newestDiagnostics([structuredClone(entry), ...state.diagnostics]);
+    });
+  }
+
+  async diagnostics(): Promise<PreparationDiagnostics[]> {
+    return structuredClone((await this.current()).diagnostics);
+  }
+
+  /** Every snapshot an image record or a lease still refers to: sandbox release must not delete these. */
+  async retainedSnapshotIds(): Promise<Set<string>> {
+    const state = await this.current();
+    return new Set([...Object.keys(state.images), ...pinnedBy(state)]);
+  }
+
+  /** Snapshots that outstanding leases use: retention never deletes these. */
+  async pinnedSnapshotIds(): Promise<Set<string>> {
+    return pinnedBy(await this.current());
+  }
+
+  /**
+   * Retention's claim before it deletes an image: refused ("pinned") when a lease uses it now; otherwise the
+   * image serves no allocation from here on. "gone" when it is no longer recorded.
+   */
+  async beginDeletion(snapshotId: string, at: number): Promise<"started" | "pinned" | "gone"> {
+    return this.change((state) => {
+      const image = state.images[snapshotId];
+      if (!image) return "gone";
+      if (pinnedBy(state).has(snapshotId)) return "pinned";
+      image.deletingSince ??= at;
+      return "started";
+    });
+  }
+
+  async deletionFailed(snapshotId: string, error: string): Promise<void> {
+    await this.change((state) => {
+      const image = state.images[snapshotId];
+      if (!image) return;
+      image.deleteAttempts = (image.deleteAttempts ?? 0) + 1;
+      image.lastDeleteError = error;
+    });
+  }
+
+  /** The snapshot is proven gone (or Vercel said it is missing): drop the record for good. */
+  async forget(snapshotId: string, at: number): Promise<void> {
+    await this.change((state) => {
+      delete state.images[snapshotId];
+      state.forgotten[snapshotId] ??= at;
+    });
+  }
+}
