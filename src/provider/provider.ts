@@ -1,10 +1,14 @@
 // The `vercel-sandbox` WorkerProvider, assembled from single-purpose parts: settings (pure), allocation
-// (pure), the Vercel client seam, release-with-proof, the lease ledger and the keepalive. Every failure is
-// mapped onto the contract: WorkerProviderError only before allocation or after proven release,
+// (pure), the Vercel client seam, the provision steps (src/provider/steps: create or adopt → prepare → enroll,
+// with one cleanup rule), release-with-proof, the lease ledger, the warm-image store and the keepalive. Every
+// failure is mapped onto the contract: WorkerProviderError only before allocation or after proven release,
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
-import { setTimeout as sleep } from "node:timers/promises";
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import { profileKeyOf } from "../preparation/key.js";
+import { DeclaredPreparationError } from "../preparation/prepare.js";
+import { maintainImages } from "../preparation/retention.js";
+import { ImageStore } from "../preparation/store.js";
 import {
   type Allocation,
   AllocationError,
@@ -14,40 +18,28 @@ import {
   sandboxNameOf,
   TAG_SCOPE,
 } from "./allocation.js";
-import {
-  BackendUnavailableError,
-  type SandboxBox,
-  type SandboxHandle,
-  VercelClient,
-  type VercelClientOptions,
-  type VercelProject,
-} from "./client.js";
+import { BackendUnavailableError, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
 import { NodeEnroller as BootstrapEnroller, type NodeEnrollerOptions } from "./enrollment/index.js";
 import { extensionMs, Keepalive, type TickOutcome } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
-import { createRequest, egressPolicy, gatewayHostOf, machineOptions, vcpusOfMachineClass } from "./policy.js";
-import { forgetSecrets, messageOf, registerSecret } from "./redact.js";
+import { machineOptions, vcpusOfMachineClass } from "./policy.js";
+import { forgetSecrets, messageOf } from "./redact.js";
 import { type AbsenceProof, DEFAULT_ABSENCE_PROOF, type RetainedSnapshots, releaseSandbox } from "./release.js";
 import { KeyedSerial } from "./serial.js";
-import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
-import type { MaintainContext, NodeEnrollment, ProviderLogger, ProvisionOptions } from "./types.js";
+import { type ProfileSettings, parseSettings, SettingsError, VCPU_CHOICES } from "./settings.js";
+import { failProvision, sanitized } from "./steps/cleanup.js";
+import { adoptEnrolled, createOrAdopt } from "./steps/create-or-adopt.js";
+import { enrollNode, type NodeEnroller } from "./steps/enroll.js";
+import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice, type WarmImages } from "./steps/prepare.js";
+import type { AdoptLookups, ProvisionRun, ProvisionStep, StepContext } from "./steps/run.js";
+import { startWorker } from "./steps/worker-start.js";
+import type { MaintainContext, ProviderLogger, ProvisionOptions } from "./types.js";
 import { isFailure } from "./vercel-errors.js";
 
+export type { EnrollmentContext, NodeEnroller } from "./steps/enroll.js";
+export type { AdoptLookups, ProvisionStep } from "./steps/run.js";
+
 export const PROVIDER_ID = "vercel-sandbox";
-
-export interface EnrollmentContext {
-  leaseId: string;
-  /** The SDK handle, for custom enrollers; the built-in one uses only `box`. */
-  sandbox: SandboxHandle;
-  /** The sandbox through the client seam: write files, run a command (retries, classification, redaction). */
-  box: SandboxBox;
-  enrollment: NodeEnrollment;
-  signal?: AbortSignal;
-}
-/** Starts the OpenClaw node on the sandbox and resolves with its device id. */
-export type NodeEnroller = (context: EnrollmentContext) => Promise<string>;
-
-export type ProvisionStep = "allocated" | "adopted" | "enrollment-started" | "enrolled" | "released";
 
 export interface VercelSandboxProviderOptions extends VercelClientOptions {
   logger?: ProviderLogger;
@@ -70,11 +62,6 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   adoptLookups?: AdoptLookups;
 }
 
-export interface AdoptLookups {
-  attempts: number;
-  firstDelayMs: number;
-}
-
 export type VercelSandboxProvider = WorkerProvider & {
   renew(leaseId: string): Promise<void>;
   /** Stops every keepalive; the plugin service calls it on gateway stop. */
@@ -87,6 +74,8 @@ const CREATE_BUDGET_MS = 3 * 60_000;
 /** The bootstrap command (download 5 + install 10 + 2 minutes), the wait for the device (10) and evidence (1). */
 const ENROLL_BUDGET_MS = 30 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
+/** Seed, recipe phases (30 minutes each at most; most recipes take a few), runtime, scrub, capture, restore. */
+const PREPARE_BUDGET_MS = 60 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const DEFAULT_ADOPT_LOOKUPS: AdoptLookups = { attempts: 8, firstDelayMs: 250 };
 
@@ -97,15 +86,6 @@ function settingsOf(profile: unknown): ProfileSettings {
     if (error instanceof SettingsError) throw new WorkerProviderError(error.message);
     throw error;
   }
-}
-
-/** Errors leave the provider redacted, and without `cause` chains that could carry secrets. */
-function sanitized(error: unknown): Error {
-  if (error instanceof WorkerProviderError) return new WorkerProviderError(messageOf(error));
-  if (WorkerProviderError.isCleanupIndeterminate(error)) return error;
-  const out = new Error(messageOf(error));
-  out.name = error instanceof Error ? error.name : "Error";
-  return out;
 }
 
 export function createVercelSandboxProvider(options: VercelSandboxProviderOptions = {}): VercelSandboxProvider {
@@ -122,10 +102,27 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const enrolledHere = new Set<string>();
   const bootstrapEnroller = new BootstrapEnroller({ logger, ...options.enrollment });
   const enroll: NodeEnroller = options.enroll ?? ((context) => bootstrapEnroller.enroll(context));
-  const retained: RetainedSnapshots = options.retainedSnapshots ?? (async () => new Set());
-  const step = (name: ProvisionStep, leaseId: string) => {
-    options.onStep?.(name, leaseId);
-    logger.info?.(`vercel-sandbox ${leaseId}: ${name}`);
+  const images = ImageStore.inDirectory(options.stateDir, { logger });
+  // Release never deletes a snapshot a warm image (or a caller) retains.
+  const retained: RetainedSnapshots = async (sandboxName) => {
+    const kept = new Set(await images.retainedSnapshotIds());
+    for (const id of (await options.retainedSnapshots?.(sandboxName)) ?? []) kept.add(id);
+    return kept;
+  };
+  const warmImages: WarmImages = {
+    store: images,
+    installRuntime: (leaseId, box, runtime, signal) =>
+      bootstrapEnroller.prepareRuntime({ leaseId, box, runtime, signal }),
+  };
+  const stepContext: StepContext = {
+    logger,
+    adoptLookups,
+    absenceProof,
+    retained,
+    step(name: ProvisionStep, leaseId: string) {
+      options.onStep?.(name, leaseId);
+      logger.info?.(`vercel-sandbox ${leaseId}: ${name}`);
+    },
   };
 
   function allocationFor(settings: ProfileSettings, operationId: string): Allocation {
@@ -173,103 +170,6 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     return { keep: true };
   }
 
-  /**
-   * Creates the lease's sandbox or adopts the one of its name. `claim.mayExist` records whether a sandbox of
-   * ours may now exist, so a failure from here on knows whether it has something to release.
-   */
-  async function createOrAdopt(
-    project: VercelProject,
-    allocation: Allocation,
-    request: ReturnType<typeof createRequest>,
-    claim: { mayExist: boolean },
-    signal?: AbortSignal,
-  ): Promise<SandboxHandle> {
-    try {
-      const sandbox = await project.create(request, signal);
-      claim.mayExist = true;
-      step("allocated", allocation.leaseId);
-      return sandbox;
-    } catch (error) {
-      // A replay, a concurrent provision, a create whose response was lost or one cut short by an abort:
-      // the sandbox may exist now, so adopt it by name.
-      const maybeCreated = isFailure(error, "conflict", "transient", "aborted") || signal?.aborted === true;
-      if (!maybeCreated) throw error;
-      claim.mayExist = true;
-      const existing = await findSoon(project, allocation.sandboxName, signal);
-      if (!existing) throw error;
-      if (existing.tags?.[TAG_SCOPE] !== allocation.scope) {
-        // Someone else's sandbox: never release it.
-        claim.mayExist = false;
-        throw new WorkerProviderError(
-          `vercel-sandbox: sandbox ${allocation.sandboxName} exists but is not owned by scope ${allocation.scope}`,
-        );
-      }
-      const sandbox = existing.status === "running" ? existing : await project.resume(allocation.sandboxName, signal);
-      step("adopted", allocation.leaseId);
-      return sandbox;
-    }
-  }
-
-  /** A name that just conflicted may belong to a create still in flight elsewhere: give it a moment to appear. */
-  async function findSoon(project: VercelProject, name: string, signal?: AbortSignal) {
-    for (let attempt = 0; ; attempt += 1) {
-      const found = await project.find(name, signal);
-      if (found || attempt === adoptLookups.attempts) return found;
-      await sleep(adoptLookups.firstDelayMs * 2 ** Math.min(attempt, 3), undefined, { signal });
-    }
-  }
-
-  async function enrollOn(
-    project: VercelProject,
-    sandbox: SandboxHandle,
-    settings: ProfileSettings,
-    leaseId: string,
-    options: ProvisionOptions,
-    egressEnrolled: boolean,
-    onEnrollment: (enrollment: NodeEnrollment) => void,
-  ): Promise<string> {
-    if (!options.beginNodeEnrollment) {
-      throw new WorkerProviderError("vercel-sandbox: the gateway did not offer node enrollment for this worker");
-    }
-    const enrollment = await options.beginNodeEnrollment();
-    onEnrollment(enrollment);
-    registerSecret(enrollment.nodeBootstrap.token, leaseId);
-    if (enrollment.mode === "connect") registerSecret(enrollment.setupCode, leaseId);
-    step("enrollment-started", leaseId);
-    // Egress opens for the bootstrap (gateway and package registry) and narrows to the gateway once enrolled.
-    // A node this process enrolled is adopted, or resumed on the runtime it verified, through the gateway
-    // alone: its egress stays at the enrolled stage.
-    const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
-    const gateway = gatewayHost ? [gatewayHost] : [];
-    const restricted = settings.networkPolicy !== "allow-all" && !egressEnrolled;
-    if (restricted) {
-      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "bootstrap"), options.signal);
-    }
-    const box = project.box(sandbox);
-    const deviceId = await enroll({ leaseId, sandbox, box, enrollment, signal: options.signal });
-    if (restricted) {
-      await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "enrolled"), options.signal);
-    }
-    return deviceId;
-  }
-
-  /**
-   * On a replay of a lease this process enrolled, the sandbox it enrolled, if it still runs and is ours. Only
-   * such replays look up before creating, so a cold provision never pays for the lookup; anything else
-   * (stopped, gone, a failed lookup) returns undefined and the replay takes the create-or-adopt path.
-   */
-  async function enrolledSandbox(
-    project: VercelProject,
-    allocation: Allocation,
-    signal?: AbortSignal,
-  ): Promise<SandboxHandle | undefined> {
-    if (!enrolledHere.delete(allocation.leaseId)) return undefined;
-    const sandbox = await project.find(allocation.sandboxName, signal);
-    if (sandbox?.status !== "running" || sandbox.tags?.[TAG_SCOPE] !== allocation.scope) return undefined;
-    step("adopted", allocation.leaseId);
-    return sandbox;
-  }
-
   async function provisionLocked(
     settings: ProfileSettings,
     rawSettings: unknown,
@@ -284,34 +184,39 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     }
     const project = await projectFor(settings);
     signal?.throwIfAborted();
-    const request = createRequest(allocation, settings, rawSettings, vcpus);
-    const claim = { mayExist: false };
-    let enrollment: NodeEnrollment | undefined;
+    const run: ProvisionRun = {
+      allocation,
+      settings,
+      rawSettings,
+      vcpus,
+      options: provisionOptions,
+      project,
+      mayExist: false,
+    };
+    let start: StartChoice | undefined;
     try {
-      const enrolled = await enrolledSandbox(project, allocation, signal);
-      if (enrolled) claim.mayExist = true;
-      const sandbox = enrolled ?? (await createOrAdopt(project, allocation, request, claim, signal));
+      // allocate → create or adopt → prepare → enroll → keep alive
+      const enrolled = await adoptEnrolled(run, stepContext, enrolledHere);
+      start = enrolled ? undefined : await chooseStart(run, warmImages);
+      let sandbox =
+        enrolled ??
+        (await createOrAdopt(run, stepContext, imageOf(start)).catch(async (error: unknown) => {
+          throw await imageGone(error, start, warmImages);
+        }));
       signal?.throwIfAborted();
-      const deviceId = await enrollOn(project, sandbox, settings, leaseId, provisionOptions, !!enrolled, (e) => {
-        enrollment = e;
-      });
-      step("enrolled", leaseId);
+      const prepared = start ? await prepareStep(run, stepContext, sandbox, start, warmImages) : undefined;
+      sandbox = prepared?.sandbox ?? sandbox;
+      const deviceId = await enrollNode(run, stepContext, sandbox, enroll, !!enrolled);
+      if (start) await warmImages.store.advanceChoice(leaseId, "enrolled");
+      if (prepared) await startWorker(run, sandbox, prepared);
       enrolledHere.add(leaseId);
       armKeepalive(leaseId, sandboxName, settings);
       return { leaseId, sharedHost: false, node: { deviceId } };
     } catch (error) {
-      if (!claim.mayExist) throw error;
-      // The gateway is shutting down (not an operator Stop): keep the sandbox so the restarted gateway's
-      // replay of this operation adopts it instead of paying for a new one.
-      if (enrollment?.signal?.aborted && !signal?.aborted) throw error;
-      try {
-        // Without the provision's signal: an aborted provision must still release what it created.
-        await releaseSandbox(project, sandboxName, retained, undefined, absenceProof);
-        step("released", leaseId);
-      } catch (cleanupError) {
-        throw WorkerProviderError.cleanupIndeterminate(leaseId, sanitized(error), sanitized(cleanupError));
-      }
-      throw error;
+      const out = await failProvision(run, stepContext, error);
+      // A declared recipe's failure is permanent once nothing is left behind.
+      if (out instanceof DeclaredPreparationError) throw new WorkerProviderError(messageOf(out));
+      throw out;
     }
   }
 
@@ -320,6 +225,16 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     supportedExecutionModes: ["worker-turn", "remote-exec"],
     requiresNodeEnrollment: true,
     provisionBeforeInstallation: true,
+
+    // Warm images are on unless the profile turns them off; an invalid profile prepares nothing (provision
+    // reports what is wrong with it).
+    supportsProjectPreparation(profile) {
+      try {
+        return parseSettings(profile).warmImage;
+      } catch {
+        return false;
+      }
+    },
 
     async listMachineOptions(profile) {
       return machineOptions(settingsOf(profile));
@@ -363,8 +278,12 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       return attempt;
     },
 
-    resolveProvisionTimeoutMs() {
-      return CREATE_BUDGET_MS + ENROLL_BUDGET_MS + RELEASE_BUDGET_MS;
+    resolveProvisionTimeoutMs(profile) {
+      let warm = false;
+      try {
+        warm = parseSettings(profile).warmImage;
+      } catch {}
+      return CREATE_BUDGET_MS + (warm ? PREPARE_BUDGET_MS : 0) + ENROLL_BUDGET_MS + RELEASE_BUDGET_MS;
     },
 
     async inspect({ leaseId, profile }): Promise<WorkerLeaseStatus> {
@@ -409,6 +328,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
           await ledger.bury(leaseId, sandboxName);
           await releaseSandbox(await projectFor(settings), sandboxName, retained, undefined, absenceProof);
           await ledger.markAbsent(leaseId);
+          // The lease is gone: the image it started from is no longer pinned by it.
+          await images.releaseChoice(leaseId);
         });
       } catch (error) {
         throw sanitized(error);
@@ -449,8 +370,35 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     },
   };
 
-  /** Releases sandboxes of leases core already destroyed (a late replay re-created them); nothing else. */
+  /**
+   * Releases sandboxes of leases core already destroyed (a late replay re-created them), nothing else; then
+   * one bounded warm-image retention pass over the configured profiles.
+   */
   async function maintainPass(context: MaintainContext): Promise<void> {
+    await releaseOrphans(context);
+    if (context.signal.aborted) return;
+    const profiles = [];
+    for (const profile of context.profiles) {
+      const settings = settingsOf(profile);
+      if (!settings.warmImage) continue;
+      const project = await projectFor(settings);
+      const { keep, unusedForMs } = settings.images;
+      // One image key family per machine class the profile can be placed on.
+      for (const vcpus of VCPU_CHOICES)
+        profiles.push({ profileKey: profileKeyOf(settings, vcpus), keep, unusedForMs, project });
+    }
+    if (profiles.length === 0) return;
+    await maintainImages({
+      store: images,
+      profiles,
+      now: Date.now(),
+      signal: context.signal,
+      assertCurrent: context.assertCurrent,
+      logger,
+    });
+  }
+
+  async function releaseOrphans(context: MaintainContext): Promise<void> {
     let budget = MAINTAIN_RELEASES_PER_PASS;
     for (const profile of context.profiles) {
       if (context.signal.aborted || budget === 0) return;

@@ -26,7 +26,18 @@ describe("profile settings", () => {
       tags: {},
       snapshots: { expirationMs: undefined, keepLast: undefined },
       scope: undefined,
+      warmImage: true,
+      images: { keep: 2, unusedForMs: 14 * 24 * 60 * 60_000 },
     });
+  });
+
+  it("warm images can be turned off, and their retention tuned", () => {
+    expect(parseSettings({ warmImage: false, images: { keep: 5, unusedFor: "3d" } })).toMatchObject({
+      warmImage: false,
+      images: { keep: 5, unusedForMs: 3 * 24 * 60 * 60_000 },
+    });
+    expect(() => parseSettings({ images: { keep: 0 } })).toThrow(/images\.keep/);
+    expect(() => parseSettings({ warmImage: "yes" })).toThrow(/warmImage/);
   });
 
   it("a token reference implies token auth with team and project from the environment by default", () => {

@@ -1,0 +1,38 @@
+// Pure identities of warm images. An image is reusable by a later lease exactly when it was made with the same
+// image-relevant profile settings (where it lives and what machine it is) for the same project. The commit
+// and recipe are not part of the key: a new commit refreshes the same project's image in place.
+import { createHash } from "node:crypto";
+import type { ProfileSettings } from "../provider/settings.js";
+
+/** Bump when what a prepared image contains changes shape, so older images are not reused. */
+export const IMAGE_FORMAT = 1;
+/** Project images are refreshed once they are this old, even at the same commit. */
+export const IMAGE_REFRESH_AGE_MS = 24 * 60 * 60_000;
+
+const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+
+/** The settings that shape an image: backend and account (never a secret value), runtime, machine, region. */
+export function profileKeyOf(settings: ProfileSettings, vcpus: number): string {
+  const credentials = settings.credentials;
+  const account =
+    credentials.kind === "oidc" ? { oidc: true } : { teamId: credentials.teamId, projectId: credentials.projectId };
+  return sha256({
+    format: IMAGE_FORMAT,
+    backend: settings.backend,
+    apiUrl: settings.apiUrl ?? null,
+    account,
+    runtime: settings.runtime,
+    vcpus,
+    region: settings.region ?? null,
+    scope: settings.scope ?? null,
+  });
+}
+
+export function imageKeyOf(profileKey: string, projectKey: string): string {
+  return sha256({ profileKey, projectKey });
+}
+
+/** The prepared checkout's directory name on the box: short, and only [0-9a-f]. */
+export function checkoutNameOf(projectKey: string): string {
+  return createHash("sha256").update(projectKey).digest("hex").slice(0, 16);
+}

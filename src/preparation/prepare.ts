@@ -1,0 +1,194 @@
+// One lease's project preparation (seed 002 and the cloud-workers "Warm images" rules), on a sandbox that is
+// either fresh (cold) or created from a warm image:
+//   core's pristine seed → our prepared checkout at the admitted commit → the recipe it commits → the phases
+//   its event needs → (when an image is due) the node runtime, the scrub, the capture, and the restore.
+// Failure rules: a failed detected install is recorded and skips capture, and the worker still starts; a
+// failed declared recipe (devcontainer file or fallback script) is a DeclaredPreparationError, which the
+// provider turns into a visible dispatch error after releasing the sandbox.
+import { type PreparationEvent, planPhases, type Recipe, RecipeError, resolveRecipe } from "../devcontainer/index.js";
+import type { SandboxBox, SandboxHandle, VercelProject } from "../provider/client.js";
+import { redact } from "../provider/redact.js";
+import type { NodeRuntimePreparation, ProjectPreparation } from "../provider/types.js";
+import { projectTransport, recordPreparation, scrubBox, syncCheckout } from "./box.js";
+import { runPhases } from "./commands.js";
+import { capTail, substitutionWarnings } from "./diagnostics.js";
+import { checkoutNameOf, IMAGE_REFRESH_AGE_MS } from "./key.js";
+import { type ImageStore, ImageStoreFullError } from "./store.js";
+import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
+
+/** A declared recipe failed or is invalid: the dispatch fails visibly, with the (capped, redacted) output. */
+export class DeclaredPreparationError extends Error {
+  override readonly name = "DeclaredPreparationError";
+  constructor(
+    readonly phase: string,
+    reason: string,
+    readonly outputTail: string,
+  ) {
+    super(
+      `vercel-sandbox: the repository's preparation failed in ${phase}: ${reason}${outputTail ? `\n${outputTail}` : ""}`,
+    );
+  }
+}
+
+export interface PrepareInput {
+  leaseId: string;
+  project: VercelProject;
+  sandbox: SandboxHandle;
+  choice: AllocationChoice;
+  /** The image this lease was created from, when warm. */
+  image?: ImageRecord;
+  preparation: ProjectPreparation;
+  store: ImageStore;
+  profileKey: string;
+  /** Snapshot expiration for captured images (retention deletes them earlier). */
+  imageExpirationMs: number;
+  prepareNodeRuntime?: () => Promise<NodeRuntimePreparation>;
+  installRuntime: (box: SandboxBox, runtime: NodeRuntimePreparation, signal: AbortSignal) => Promise<void>;
+  /** Opens the sandbox's egress for preparation: the package registry, the profile's additions, these hosts. */
+  openEgress: (hostsOf: { runtimeUrl?: string }) => Promise<void>;
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+export interface PrepareOutcome {
+  /** The sandbox to go on with: a capture restores it as a new session. */
+  sandbox: SandboxHandle;
+  recipe: Recipe;
+  checkout: string;
+  diagnostics: PreparationDiagnostics;
+}
+
+export async function prepareProject(input: PrepareInput): Promise<PrepareOutcome> {
+  const now = input.now ?? Date.now;
+  const started = now();
+  const { preparation, project } = input;
+  const signal = input.signal ? AbortSignal.any([input.signal, preparation.signal]) : preparation.signal;
+  const box = project.box(input.sandbox);
+  const current = () => {
+    signal.throwIfAborted();
+    preparation.assertCurrent();
+  };
+
+  current();
+  await input.openEgress({});
+  const seed = await preparation.prepare(projectTransport(box));
+  current();
+  const at = { project: checkoutNameOf(preparation.key), baseCommit: preparation.baseCommit };
+  const synced = await syncCheckout(box, { ...at, seedKey: seed.seedKey }, signal);
+  current();
+  const recipe = recipeOf(synced);
+  const previous = synced.previous;
+  const event: PreparationEvent =
+    previous?.identity !== recipe.identity
+      ? "initial"
+      : previous.baseCommit === preparation.baseCommit
+        ? "unchanged"
+        : "refresh";
+  const diagnostics: PreparationDiagnostics = {
+    leaseId: input.leaseId,
+    at: started,
+    key: input.choice.key,
+    projectKey: preparation.key,
+    baseCommit: preparation.baseCommit,
+    recipe: {
+      source: recipe.source,
+      ...(recipe.file ? { file: recipe.file } : {}),
+      identity: recipe.identity,
+      ...(recipe.ignoredNote ? { ignoredNote: recipe.ignoredNote } : {}),
+      notes: [...recipe.notes],
+      warnings: substitutionWarnings(recipe),
+    },
+    start: input.choice.choice.kind === "image" ? "warm" : "cold",
+    event,
+    phases: [],
+    ...(input.image ? { imageId: input.image.snapshotId } : {}),
+    captured: false,
+    totalMs: 0,
+  };
+  const finish = async (sandbox: SandboxHandle) => {
+    diagnostics.totalMs = now() - started;
+    await input.store.recordDiagnostics(diagnostics);
+    return { sandbox, recipe, checkout: synced.checkout, diagnostics };
+  };
+
+  const ran = await runPhases(planPhases(recipe, event), recipe, { box, cwd: synced.checkout, signal });
+  current();
+  diagnostics.phases = ran.reports.map(({ outputTail: _tail, reason: _reason, ...report }) => report);
+  if (ran.failed) {
+    const reason = ran.failed.reason ?? `exited ${ran.failed.exitCode ?? "without a status"}`;
+    diagnostics.failure = { phase: ran.failed.phase, reason, outputTail: capTail(ran.failed.outputTail) };
+    if (recipe.source !== "detected") {
+      await input.store.recordDiagnostics({ ...diagnostics, totalMs: now() - started });
+      throw new DeclaredPreparationError(ran.failed.phase, reason, capTail(ran.failed.outputTail));
+    }
+    diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
+    return finish(input.sandbox);
+  }
+  await recordPreparation(box, { ...at, identity: recipe.identity }, signal);
+  current();
+
+  const skip = await captureSkipReason(input, event, now());
+  if (skip) {
+    diagnostics.captureSkipped = skip;
+    return finish(input.sandbox);
+  }
+  const runtime = await (input.prepareNodeRuntime as () => Promise<NodeRuntimePreparation>)();
+  current();
+  await input.openEgress({ runtimeUrl: runtime.nodeBootstrap.url });
+  await input.installRuntime(box, runtime, signal);
+  current();
+  await scrubBox(box, signal);
+  current();
+  const snapshotId = await project.capture(input.sandbox, input.imageExpirationMs, signal);
+  await input.store.recordImage({
+    snapshotId,
+    key: input.choice.key,
+    profileKey: input.profileKey,
+    projectKey: preparation.key,
+    baseCommit: preparation.baseCommit,
+    recipeIdentity: recipe.identity,
+    recipeSource: recipe.source,
+    sourceLeaseId: input.leaseId,
+    createdAt: now(),
+    lastUsedAt: now(),
+    state: "ready",
+  });
+  diagnostics.captured = true;
+  diagnostics.imageId = snapshotId;
+  current();
+  return finish(await project.restore(input.sandbox, snapshotId, signal));
+}
+
+/** Why no image is captured this time, or undefined when one is due. */
+async function captureSkipReason(input: PrepareInput, event: PreparationEvent, now: number) {
+  if (!input.prepareNodeRuntime) return "the gateway offered no node runtime preparation, so nothing is captured";
+  const captured = (await input.store.images()).some((image) => image.sourceLeaseId === input.leaseId);
+  if (captured) return "this lease already captured its image";
+  if (input.image && event === "unchanged" && now - input.image.createdAt < IMAGE_REFRESH_AGE_MS) {
+    return "the image this worker started from is current";
+  }
+  try {
+    await input.store.assertRoomForImage(input.choice.key);
+  } catch (error) {
+    if (error instanceof ImageStoreFullError) return error.message;
+    throw error;
+  }
+  return undefined;
+}
+
+/** The recipe the admitted commit declares; an invalid declared recipe is the dispatch's error, never a fallback. */
+function recipeOf(synced: Awaited<ReturnType<typeof syncCheckout>>): Recipe {
+  const files = Object.fromEntries(
+    Object.entries(synced.files).map(([name, b64]) => [name, new Uint8Array(Buffer.from(b64, "base64"))]),
+  );
+  try {
+    return resolveRecipe({
+      files,
+      executables: synced.executables,
+      hasCommand: (name) => synced.commands[name] === true,
+    });
+  } catch (error) {
+    if (error instanceof RecipeError) throw new DeclaredPreparationError("recipe", redact(error.message), "");
+    throw error;
+  }
+}

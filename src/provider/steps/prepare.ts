@@ -1,0 +1,130 @@
+// Steps 1b and 3 for leases whose project can be prepared (core passed `options.project` and the profile keeps
+// warm images on): the recorded start — cold or a specific image — chosen before any Vercel request and
+// reused by every replay and restart; then the preparation itself (src/preparation). A warm create whose
+// image has vanished fails visibly instead of silently switching the recorded choice.
+import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import { imageKeyOf, profileKeyOf } from "../../preparation/key.js";
+import { type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
+import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
+import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
+import type { SandboxBox, SandboxHandle } from "../client.js";
+import { egressPolicy, gatewayHostOf } from "../policy.js";
+import type { NodeRuntimePreparation } from "../types.js";
+import { isFailure } from "../vercel-errors.js";
+import type { ProvisionRun, StepContext } from "./run.js";
+
+export interface WarmImages {
+  store: ImageStore;
+  installRuntime: (
+    leaseId: string,
+    box: SandboxBox,
+    runtime: NodeRuntimePreparation,
+    signal: AbortSignal,
+  ) => Promise<void>;
+}
+
+export interface StartChoice {
+  choice: AllocationChoice;
+  image?: ImageRecord;
+  profileKey: string;
+}
+
+/** Snapshots outlive the unused-image age by a day, so retention (not expiry) is what normally removes them. */
+const EXPIRY_MARGIN_MS = 24 * 60 * 60_000;
+
+export function preparesProject(run: ProvisionRun): boolean {
+  return run.options.project !== undefined && run.settings.warmImage;
+}
+
+/** The lease's recorded start; recorded now when this is its first attempt. */
+export async function chooseStart(run: ProvisionRun, images: WarmImages): Promise<StartChoice | undefined> {
+  const project = run.options.project;
+  if (!project || !run.settings.warmImage) return undefined;
+  const { leaseId } = run.allocation;
+  const profileKey = profileKeyOf(run.settings, run.vcpus);
+  const key = imageKeyOf(profileKey, project.key);
+  const recorded = await images.store.choiceFor(leaseId);
+  if (recorded) {
+    if (recorded.key !== key) {
+      throw new WorkerProviderError(
+        `vercel-sandbox: lease ${leaseId} was recorded for another profile shape or project; a replay cannot change it`,
+      );
+    }
+    const image =
+      recorded.choice.kind === "image"
+        ? (await images.store.images()).find(
+            (i) => i.snapshotId === (recorded.choice as { snapshotId: string }).snapshotId,
+          )
+        : undefined;
+    return { choice: recorded, image, profileKey };
+  }
+  const image = await images.store.usable(key);
+  const choiceOf = (from?: ImageRecord): AllocationChoice => ({
+    leaseId,
+    key,
+    profileKey,
+    choice: from ? { kind: "image", snapshotId: from.snapshotId } : { kind: "cold" },
+    recordedAt: Date.now(),
+    phase: "pending",
+  });
+  try {
+    const choice = choiceOf(image);
+    await images.store.recordChoice(choice);
+    return { choice, image, profileKey };
+  } catch (error) {
+    // Retention claimed the image between the lookup and the record: start cold instead.
+    if (!(error instanceof ImageUnusableError)) throw error;
+    const choice = choiceOf();
+    await images.store.recordChoice(choice);
+    return { choice, profileKey };
+  }
+}
+
+/** The snapshot a lease's sandbox is created from, if its recorded start is an image. */
+export function imageOf(start: StartChoice | undefined): string | undefined {
+  return start?.choice.choice.kind === "image" ? start.choice.choice.snapshotId : undefined;
+}
+
+/** A warm create that failed because the image is gone: recorded, and turned into a visible error. */
+export async function imageGone(error: unknown, start: StartChoice | undefined, images: WarmImages) {
+  const snapshotId = imageOf(start);
+  if (!snapshotId || !isFailure(error, "not_found", "gone")) return error;
+  await images.store.markMissing(snapshotId);
+  return new WorkerProviderError(
+    `vercel-sandbox: the warm image ${snapshotId} this worker was recorded to start from no longer exists; dispatch again (a new dispatch starts cold or from a newer image)`,
+  );
+}
+
+export async function prepareStep(
+  run: ProvisionRun,
+  context: StepContext,
+  sandbox: SandboxHandle,
+  start: StartChoice,
+  images: WarmImages,
+): Promise<PrepareOutcome> {
+  const { leaseId } = run.allocation;
+  if (start.image) await images.store.touch(start.image.snapshotId, Date.now());
+  const outcome = await prepareProject({
+    leaseId,
+    project: run.project,
+    sandbox,
+    choice: start.choice,
+    image: start.image,
+    preparation: run.options.project as NonNullable<ProvisionRun["options"]["project"]>,
+    store: images.store,
+    profileKey: start.profileKey,
+    imageExpirationMs: run.settings.images.unusedForMs + EXPIRY_MARGIN_MS,
+    prepareNodeRuntime: run.options.prepareNodeRuntime,
+    installRuntime: (box, runtime, signal) => images.installRuntime(leaseId, box, runtime, signal),
+    openEgress: async ({ runtimeUrl }) => {
+      if (run.settings.networkPolicy === "allow-all") return;
+      const gateway = runtimeUrl ? gatewayHostOf(runtimeUrl) : undefined;
+      const policy = egressPolicy(run.settings, gateway ? [gateway] : [], "bootstrap");
+      await run.project.updateNetworkPolicy(sandbox, policy, run.options.signal);
+    },
+    signal: run.options.signal,
+  });
+  await images.store.advanceChoice(leaseId, "prepared");
+  context.step("prepared", leaseId);
+  return outcome;
+}

@@ -1,0 +1,21 @@
+// Step 4b: the recipe's post-binding phases (seed 002: postCreateCommand, then postStartCommand), once per
+// worker, after enrollment and before the lease is handed to core, so before the first turn. OpenClaw
+// 2026.9.2 offers an external provider no hook at session-workspace binding, so they run in the prepared
+// checkout; they never enter an image (capture happened before enrollment). A failure is the recipe's:
+// a visible dispatch error once the sandbox is released.
+import { planPhases } from "../../devcontainer/index.js";
+import { runPhases } from "../../preparation/commands.js";
+import { DeclaredPreparationError, type PrepareOutcome } from "../../preparation/prepare.js";
+import type { SandboxHandle } from "../client.js";
+import type { ProvisionRun } from "./run.js";
+
+export async function startWorker(run: ProvisionRun, sandbox: SandboxHandle, prepared: PrepareOutcome) {
+  const phases = planPhases(prepared.recipe, "worker-start");
+  if (phases.length === 0) return;
+  const box = run.project.box(sandbox);
+  const ran = await runPhases(phases, prepared.recipe, { box, cwd: prepared.checkout, signal: run.options.signal });
+  if (ran.failed) {
+    const reason = ran.failed.reason ?? `exited ${ran.failed.exitCode ?? "without a status"}`;
+    throw new DeclaredPreparationError(ran.failed.phase, reason, ran.failed.outputTail);
+  }
+}
