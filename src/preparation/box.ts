@@ -3,14 +3,7 @@
 import { open } from "node:fs/promises";
 import type { SandboxBox } from "../provider/client.js";
 import { redact } from "../provider/redact.js";
-import {
-  PREPARATION_ENV,
-  PREPARATION_PROGRAM,
-  PREPARATION_PROGRAM_PATH,
-  PROBED_COMMANDS,
-  RECIPE_INPUTS,
-  SCRUBBED_PATHS,
-} from "./program.js";
+import { PREPARATION_ENV, PREPARATION_PROGRAM, PROBED_COMMANDS, RECIPE_INPUTS, SCRUBBED_PATHS } from "./program.js";
 
 /** Writes larger than this are split, so no single request carries a whole Git pack. */
 const UPLOAD_CHUNK_BYTES = 64 * 1024 * 1024;
@@ -83,12 +76,12 @@ export interface SyncResult {
   commands: Record<string, boolean>;
 }
 
-/** Runs one action of the preparation program, writing the program first (the scrub removes it). */
+/** Runs one action of the preparation program. */
 async function runProgram<T>(box: SandboxBox, input: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
-  await box.writeFiles([{ path: PREPARATION_PROGRAM_PATH, content: PREPARATION_PROGRAM, mode: 0o700 }], signal);
   const result = await box.run({
     cmd: "node",
-    args: [PREPARATION_PROGRAM_PATH],
+    // In the command, never a file on the box (see the bootstrap program's PROGRAM_ARGV).
+    args: ["--input-type=module", "--eval", PREPARATION_PROGRAM],
     env: { [PREPARATION_ENV]: JSON.stringify(input) },
     timeoutMs: SCRIPT_TIMEOUT_MS,
     signal,

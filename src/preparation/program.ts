@@ -5,8 +5,8 @@
 //   Git, not from a working tree a command may have touched) with the previous preparation's record;
 // - `record`: remember that this commit was prepared with this recipe identity;
 // - `scrub`: remove everything that identifies a node or a session before capture, keeping machine caches.
-// It never receives a secret. Every run prints one JSON line.
-import { createHash } from "node:crypto";
+// It never receives a secret, and runs from the command line (`node --eval`), never from a file on the box.
+// Every run prints one JSON line.
 
 /** Files whose committed contents decide the recipe (seed 002), read at the admitted commit. */
 export const RECIPE_INPUTS = [
@@ -163,14 +163,13 @@ try {
 }
 `;
 
-const DIGEST = createHash("sha256").update(PREPARATION_PROGRAM).digest("hex").slice(0, 16);
-export const PREPARATION_PROGRAM_PATH = `/tmp/openclaw-vercel-sandbox/prepare-${DIGEST}.mjs`;
 export const PREPARATION_ENV = "OPENCLAW_VSB_PREPARATION";
 
 /**
  * What the scrub removes before capture: node identities, device tokens, session state and setup codes (all
  * under ~/.openclaw), session workspaces, our programs, and shell and REPL histories. Kept on purpose: npm
  * caches, ~/.openclaw-worker/node-runtimes (with the published worker archive), git-seeds and prepared.
+ * /tmp/openclaw-vercel-sandbox held older providers' programs and our project scripts.
  */
 export const SCRUBBED_PATHS = [
   "~/.openclaw",

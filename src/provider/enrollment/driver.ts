@@ -15,7 +15,7 @@ import {
   evidencePlan,
   runtimePlan,
 } from "./plan.js";
-import { BOOTSTRAP_PROGRAM, PROGRAM_ENV, PROGRAM_PATH } from "./program/index.js";
+import { PROGRAM_ARGV, PROGRAM_ENV } from "./program/index.js";
 import { type EvidenceEvent, evidenceText, outcomeOf, parseEvents, phasesOf } from "./protocol.js";
 
 export interface NodeEnrollerOptions {
@@ -61,7 +61,6 @@ export class NodeEnroller {
     const stop = anySignal(signal, enrollment.signal);
     stop?.throwIfAborted();
     const plan = enrollmentPlan(leaseId, enrollment, this.timings);
-    await box.writeFiles([{ path: PROGRAM_PATH, content: BOOTSTRAP_PROGRAM, mode: 0o700 }], stop);
     await this.bootstrap(
       box,
       plan,
@@ -76,13 +75,12 @@ export class NodeEnroller {
 
   /**
    * Installs the gateway's runtime and publishes its worker archive on the box, for a warm image: the same
-   * verified steps as enrollment, and nothing that identifies a node (the scrub before capture removes the program).
+   * verified steps as enrollment, and nothing that identifies a node.
    */
   async prepareRuntime({ leaseId, box, runtime, signal }: PrepareRuntimeOnBox): Promise<void> {
     const stop = anySignal(signal, runtime.signal);
     stop?.throwIfAborted();
     const plan = runtimePlan(leaseId, runtime, this.timings);
-    await box.writeFiles([{ path: PROGRAM_PATH, content: BOOTSTRAP_PROGRAM, mode: 0o700 }], stop);
     await this.bootstrap(
       box,
       plan,
@@ -97,7 +95,7 @@ export class NodeEnroller {
   private async bootstrap(box: SandboxBox, plan: BootstrapPlan, secrets: Record<string, string>, stop?: AbortSignal) {
     const env: Record<string, string> = { [PROGRAM_ENV.plan]: JSON.stringify(plan), ...secrets };
     const timeoutMs = this.timings.downloadTimeoutMs + this.timings.installTimeoutMs + COMMAND_MARGIN_MS;
-    const result = await box.run({ cmd: "node", args: [PROGRAM_PATH], env, timeoutMs, signal: stop });
+    const result = await box.run({ cmd: "node", args: PROGRAM_ARGV, env, timeoutMs, signal: stop });
     const events = parseEvents(result.stdout);
     for (const phase of phasesOf(events)) {
       const detail = phase.detail ? ` ${redact(JSON.stringify(phase.detail))}` : "";
@@ -155,7 +153,7 @@ export class NodeEnroller {
     try {
       const result = await box.run({
         cmd: "node",
-        args: [PROGRAM_PATH],
+        args: PROGRAM_ARGV,
         env: { [PROGRAM_ENV.plan]: JSON.stringify(evidencePlan(plan)) },
         timeoutMs: EVIDENCE_TIMEOUT_MS,
         signal: AbortSignal.timeout(EVIDENCE_TIMEOUT_MS),

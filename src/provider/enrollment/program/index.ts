@@ -1,6 +1,4 @@
-// The bootstrap program as one ES module source, and where it lives on the sandbox. Its name carries a digest
-// of its text, so a sandbox never runs a stale copy left by an older provider.
-import { createHash } from "node:crypto";
+// The bootstrap program as one ES module source, and how the provider runs it on the sandbox.
 import { DOWNLOAD } from "./download.js";
 import { MAIN } from "./main.js";
 import { NODE_STEPS } from "./node.js";
@@ -9,10 +7,12 @@ import { RUNTIME_STEPS, WORKER_ARCHIVE_STEPS } from "./runtime.js";
 
 export const BOOTSTRAP_PROGRAM = [PRELUDE, DOWNLOAD, RUNTIME_STEPS, WORKER_ARCHIVE_STEPS, NODE_STEPS, MAIN].join("\n");
 
-const DIGEST = createHash("sha256").update(BOOTSTRAP_PROGRAM).digest("hex").slice(0, 16);
-
-/** Holds no secret (they come in the command's environment), so a shared directory is fine. */
-export const PROGRAM_PATH = `/tmp/openclaw-vercel-sandbox/bootstrap-${DIGEST}.mjs`;
+/**
+ * The program travels in the command itself (it holds no secret: those come in the command's environment),
+ * never as a file on the box: a file there could be changed by whatever runs on the worker before the next
+ * replay runs it with fresh credentials. It also saves a request per run.
+ */
+export const PROGRAM_ARGV = ["--input-type=module", "--eval", BOOTSTRAP_PROGRAM];
 
 /** The environment variables the program reads (and deletes) first. */
 export const PROGRAM_ENV = {
