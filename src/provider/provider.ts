@@ -377,15 +377,17 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   async function maintainPass(context: MaintainContext): Promise<void> {
     await releaseOrphans(context);
     if (context.signal.aborted) return;
+    // Only profiles that have images: retention never starts a backend (or the embedded emulator) for nothing.
+    const imaged = new Set((await images.images()).map((image) => image.profileKey));
     const profiles = [];
     for (const profile of context.profiles) {
       const settings = settingsOf(profile);
-      if (!settings.warmImage) continue;
+      // One image key family per machine class the profile can be placed on.
+      const keys = VCPU_CHOICES.map((vcpus) => profileKeyOf(settings, vcpus)).filter((key) => imaged.has(key));
+      if (keys.length === 0) continue;
       const project = await projectFor(settings);
       const { keep, unusedForMs } = settings.images;
-      // One image key family per machine class the profile can be placed on.
-      for (const vcpus of VCPU_CHOICES)
-        profiles.push({ profileKey: profileKeyOf(settings, vcpus), keep, unusedForMs, project });
+      for (const profileKey of keys) profiles.push({ profileKey, keep, unusedForMs, project });
     }
     if (profiles.length === 0) return;
     await maintainImages({

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Sandbox } from "@vercel/sandbox";
+import { Sandbox, Snapshot } from "@vercel/sandbox";
 import type { WorkerProfile } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageStore } from "../../src/preparation/store.js";
@@ -23,6 +23,7 @@ let core: Awaited<ReturnType<typeof loadCorePreparation>>;
 const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
 let provider: ReturnType<Harness["provider"]>;
 let profile: WorkerProfile;
+const provisioned: string[] = [];
 
 const RECIPE = JSON.stringify({
   // Comments and trailing commas are fine: the engine reads JSONC.
@@ -62,6 +63,7 @@ async function provision(repo: Repo, op = operationId(), on = provider) {
         { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, worker) },
       ),
     );
+    provisioned.push(leaseId);
     return { lease, leaseId, op };
   } finally {
     preparation.close();
@@ -181,6 +183,30 @@ describe("warm images", () => {
     const after = await provision(repo);
     expect((await diagnosticsOf(after.leaseId))?.imageId).toBe(images[0]?.snapshotId);
   }, 360_000);
+
+  it("destroying leases keeps their images; maintenance then keeps the newest per key and proves the rest gone", async () => {
+    const key = (await diagnosticsOf(cold.leaseId))?.key;
+    const before = (await store().images()).filter((i) => i.key === key).map((i) => i.snapshotId);
+    expect(before).toHaveLength(2);
+    for (const leaseId of new Set(provisioned)) await provider.destroy({ leaseId, profile });
+    const snapshotState = async (snapshotId: string) =>
+      Snapshot.get({ ...h.api.credentials, fetch: h.api.fetch, snapshotId }).then(
+        (snapshot) => snapshot.status,
+        () => "absent",
+      );
+    // Release deleted the lease sandboxes but not the images they captured or started from.
+    for (const id of before) expect(await snapshotState(id)).toBe("created");
+    const controller = new AbortController();
+    await provider.maintain?.({
+      profiles: [{ ...profile, images: { keep: 1 } }],
+      signal: controller.signal,
+      assertCurrent: () => undefined,
+    });
+    const after = (await store().images()).filter((i) => i.key === key).map((i) => i.snapshotId);
+    expect(after).toEqual([before[0]]);
+    expect(await snapshotState(before[0] as string)).toBe("created");
+    expect(["absent", "deleted"]).toContain(await snapshotState(before[1] as string));
+  }, 240_000);
 
   it("a replay keeps its recorded start even when an image appeared meanwhile", async () => {
     const fresh = createRepo();
