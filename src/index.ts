@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
+import { registerStatusMethod, registerVercelSandboxCli } from "./cli/index.js";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
 import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
@@ -48,6 +49,9 @@ export default definePluginEntry({
   name: "Vercel Sandbox",
   description: "Runs OpenClaw cloud workers on Vercel Sandbox",
   register(api) {
+    // First, and alone in "cli-metadata" mode: OpenClaw registers plugins without a runtime to find CLI owners.
+    registerVercelSandboxCli(api, { defaultScope });
+    if (api.registrationMode === "cli-metadata") return;
     const config = (api.pluginConfig ?? {}) as PluginConfig;
     if (!Value.Check(PluginConfigSchema, config)) {
       api.logger.warn("vercel-sandbox: plugin config is invalid; using defaults");
@@ -61,6 +65,7 @@ export default definePluginEntry({
       embeddedBackend: () => embedded.backend(),
     });
     api.registerWorkerProvider(provider);
+    registerStatusMethod(api, { keepaliveLeases: () => provider.keepaliveLeases() });
     api.registerService({
       id: "vercel-sandbox-keepalive",
       start() {},

@@ -18,6 +18,8 @@ export function fakePluginApi(pluginConfig: Record<string, unknown> = {}, stateD
     runtime: { state: { resolveStateDir: () => stateDir } },
     registerWorkerProvider: (provider: VercelSandboxProvider) => registered.providers.push(provider),
     registerService: (service: Service) => registered.services.push(service),
+    registerCli: () => undefined,
+    registerGatewayMethod: () => undefined,
   };
   return { api, registered };
 }

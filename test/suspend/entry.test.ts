@@ -33,6 +33,8 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
     registerWorkerProvider: () => undefined,
     registerService: (service: (typeof services)[number]) => services.push(service),
     registerHttpRoute: (route: (typeof routes)[number]) => routes.push(route),
+    registerCli: () => undefined,
+    registerGatewayMethod: () => undefined,
     on: (name: string, handler: Handler) => hooks.set(name, [...(hooks.get(name) ?? []), handler]),
   };
   const fire = (name: string, event: Record<string, unknown> = {}) => hooks.get(name)?.map((h) => h(event, {}));

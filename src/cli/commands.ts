@@ -1,0 +1,146 @@
+// The `openclaw vercel-sandbox` command tree on the commander program OpenClaw hands the registrar. Every
+// command prints a table, or one JSON document with --json; a failure prints what went wrong and what to do
+// next, on stderr (as `{ "error": { message, remedy } }` on stdout with --json), and exits 1.
+import { addGatewayClientOptions, callGatewayFromCli, type GatewayRpcOpts } from "openclaw/plugin-sdk/gateway-runtime";
+import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
+import { resolveStateDir } from "openclaw/plugin-sdk/state-paths";
+import { ImageStore } from "../preparation/store.js";
+import { VercelClient } from "../provider/client.js";
+import { LeaseLedger } from "../provider/ledger.js";
+import { messageOf } from "../provider/redact.js";
+import { renderDoctor, runDoctor } from "./doctor.js";
+import { type GatewayCall, readGateway } from "./gateway.js";
+import { planGc, renderGc, runGc } from "./gc.js";
+import { renderImages } from "./images.js";
+import { vercelProfiles } from "./profiles.js";
+import { listProfiles } from "./sandboxes.js";
+import { buildStatus, renderStatus } from "./status.js";
+
+type Registrar = Parameters<OpenClawPluginApi["registerCli"]>[0];
+type CliContext = Parameters<Registrar>[0];
+type Program = CliContext["program"];
+
+export interface CommandContext {
+  config: CliContext["config"];
+  scopeOf(stateDir: string): string;
+}
+
+/** A failure of a whole command, with the next step. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    message: string,
+    readonly remedy: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Output<T> {
+  json: T;
+  text: string;
+  /** Exit 1 although the command ran (a failed doctor check, a failed removal). */
+  failed?: boolean;
+}
+
+type Options = GatewayRpcOpts & { json?: boolean; dryRun?: boolean };
+
+/** The ledger reports a damaged file itself; in the CLI that report goes to stderr. */
+const stderrLogger = { warn: (message: string) => process.stderr.write(`${message}\n`) };
+
+function environment(context: CommandContext, options: Options) {
+  const stateDir = resolveStateDir(process.env);
+  const profiles = vercelProfiles(context.config, context.scopeOf(stateDir));
+  const call: GatewayCall = (method, params) =>
+    callGatewayFromCli(method, { ...options, json: true, config: context.config } as GatewayRpcOpts, params, {
+      progress: false,
+    });
+  return { stateDir, profiles, call, client: new VercelClient({ env: process.env }) };
+}
+
+function run<T>(options: Options, work: () => Promise<Output<T>>): Promise<void> {
+  return work().then(
+    (out) => {
+      process.stdout.write(`${options.json ? JSON.stringify(out.json, null, 2) : out.text}\n`);
+      if (out.failed) process.exitCode = 1;
+    },
+    (error: unknown) => {
+      const message = messageOf(error);
+      const remedy =
+        error instanceof CliError ? error.remedy : "Run `openclaw vercel-sandbox doctor` to find the cause";
+      if (options.json) process.stdout.write(`${JSON.stringify({ error: { message, remedy } }, null, 2)}\n`);
+      else process.stderr.write(`vercel-sandbox: ${message}\n  → ${remedy}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+async function status(context: CommandContext, options: Options): Promise<Output<unknown>> {
+  const env = environment(context, options);
+  const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
+  const [gateway, listings, tombstones] = await Promise.all([
+    readGateway(env.call),
+    listProfiles(env.client, env.profiles),
+    ledger.all(),
+  ]);
+  const report = buildStatus(gateway, listings, new Map(tombstones));
+  return { json: report, text: renderStatus(report) };
+}
+
+async function images(): Promise<Output<unknown>> {
+  const store = ImageStore.inDirectory(resolveStateDir(process.env));
+  const report = { images: await store.images(), diagnostics: await store.diagnostics() };
+  return { json: report, text: renderImages(report, Date.now()) };
+}
+
+async function gc(context: CommandContext, options: Options): Promise<Output<unknown>> {
+  const env = environment(context, options);
+  if (env.profiles.length === 0) {
+    throw new CliError("no cloudWorkers profile uses provider vercel-sandbox", "Add one, then run gc again");
+  }
+  const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
+  const store = ImageStore.inDirectory(env.stateDir);
+  const [gateway, listings, tombstones] = await Promise.all([
+    readGateway(env.call),
+    listProfiles(env.client, env.profiles),
+    ledger.all(),
+  ]);
+  const plan = planGc(gateway, listings, new Map(tombstones));
+  const report = await runGc(plan, listings, { ledger, retained: () => store.retainedSnapshotIds() }, !!options.dryRun);
+  return { json: report, text: renderGc(report), failed: report.failed.length > 0 };
+}
+
+async function doctor(context: CommandContext, options: Options): Promise<Output<unknown>> {
+  const env = environment(context, options);
+  const report = await runDoctor({
+    config: context.config,
+    profiles: env.profiles,
+    env: process.env,
+    nodeVersion: process.version,
+    client: env.client,
+    gateway: env.call,
+  });
+  return { json: report, text: renderDoctor(report), failed: !report.ok };
+}
+
+export function addCommands(program: Program, context: CommandContext): void {
+  const root = program
+    .command("vercel-sandbox")
+    .description("Inspect and tidy the Vercel Sandbox workers of this gateway");
+  const withGateway = (command: Program) => addGatewayClientOptions(command, { timeoutMs: 15_000 });
+  withGateway(root.command("status").description("Our leases: Vercel state, keepalive, idle clock, fence, deadline"))
+    .option("--json", "Print JSON")
+    .action((options: Options) => run(options, () => status(context, options)));
+  root
+    .command("images")
+    .description("Warm images and the diagnostics of recent preparations")
+    .option("--json", "Print JSON")
+    .action((options: Options) => run(options, images));
+  withGateway(root.command("gc").description("Remove sandboxes of ours that no lease owns (only with proof)"))
+    .option("--dry-run", "Report what would be removed; remove nothing")
+    .option("--json", "Print JSON")
+    .action((options: Options) => run(options, () => gc(context, options)));
+  withGateway(root.command("doctor").description("Read-only checks, each with what to do next"))
+    .option("--json", "Print JSON")
+    .action((options: Options) => run(options, () => doctor(context, options)));
+}

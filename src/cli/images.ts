@@ -1,0 +1,37 @@
+// `openclaw vercel-sandbox images`: the warm images the store holds (read from the gateway's state dir; the
+// gateway and this CLI share the file) and the diagnostics of the latest preparations.
+import { formatDiagnosticsTable } from "../preparation/diagnostics.js";
+import type { ImageRecord, PreparationDiagnostics } from "../preparation/types.js";
+import { formatDuration, formatTable } from "./table.js";
+
+export interface ImagesReport {
+  images: ImageRecord[];
+  diagnostics: PreparationDiagnostics[];
+}
+
+function imageState(image: ImageRecord): string {
+  if (image.deletingSince !== undefined)
+    return image.deleteAttempts ? `deleting (${image.deleteAttempts} failed)` : "deleting";
+  return image.state;
+}
+
+export function renderImages(report: ImagesReport, now: number): string {
+  const images =
+    report.images.length === 0
+      ? "No warm images. The first worker of a project prepares one (unless its profile sets warmImage: false)."
+      : formatTable(
+          [
+            { header: "SNAPSHOT", cell: (i: ImageRecord) => i.snapshotId },
+            { header: "KEY", cell: (i) => i.key.slice(0, 12) },
+            { header: "RECIPE", cell: (i) => i.recipeSource },
+            { header: "COMMIT", cell: (i) => i.baseCommit.slice(0, 12) },
+            { header: "CREATED", cell: (i) => `${formatDuration(now - i.createdAt)} ago` },
+            { header: "LAST USED", cell: (i) => `${formatDuration(now - i.lastUsedAt)} ago` },
+            { header: "STATE", cell: imageState },
+          ],
+          report.images,
+        );
+  return ["Warm images", images, "", "Preparations (newest first)", formatDiagnosticsTable(report.diagnostics)].join(
+    "\n",
+  );
+}

@@ -1,0 +1,199 @@
+// Issue 12, the CLI: `openclaw vercel-sandbox …` as the installed openclaw@2026.9.2 runs it, with the packed
+// plugin installed into an isolated state dir and a profile on the emulator. The commands run in the CLI
+// process; status and gc reach the running gateway through its RPCs. One gateway serves the file.
+import { Sandbox } from "@vercel/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { ImageStore } from "../../src/preparation/store.js";
+import { LeaseLedger } from "../../src/provider/ledger.js";
+import { emulatorSettings, TOKEN_ENV } from "./environments.js";
+import { GatewayHarness, parseCliJson } from "./harness.js";
+
+const PROFILE = "vsb";
+const SCOPE = "cli-test";
+/**
+ * Sandboxes of our scope: one of a lease no environment holds, one not named as a lease. (A sandbox of a lease
+ * the ledger buried is released by the gateway's own maintenance pass at startup; gc's tombstone rule is
+ * specified in test/cli/gc.test.ts.)
+ */
+const UNOWNED = "openclaw-aaaaaaaaaaaaaaaaaaaaaaaa";
+const FOREIGN = "scratch-of-someone";
+
+let harness: GatewayHarness | undefined;
+let api: LocalSandboxApi | undefined;
+
+function gw(): GatewayHarness {
+  if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
+  return harness;
+}
+function emulator(): LocalSandboxApi {
+  if (!api) throw new Error("emulator was not started (see beforeAll)");
+  return api;
+}
+
+/** `openclaw vercel-sandbox <args>` with the Vercel token in this CLI process's environment only. */
+function vsb(args: string[]) {
+  return gw().oc(["vercel-sandbox", ...args], {
+    timeoutMs: 120_000,
+    env: { [TOKEN_ENV]: emulator().credentials.token },
+  });
+}
+
+async function sandboxNames(): Promise<string[]> {
+  const list = await (await Sandbox.list({ ...emulator().credentials, fetch: emulator().fetch })).toArray();
+  return list.map((s) => s.name).sort();
+}
+
+interface Check {
+  id: string;
+  subject?: string;
+  status: string;
+  message: string;
+  remedy?: string;
+}
+
+beforeAll(async () => {
+  harness = await GatewayHarness.create();
+  api = await startLocalSandboxApi();
+  await harness.installPlugin(await harness.packPlugin());
+  const settings = { ...emulatorSettings(api), scope: SCOPE };
+  await harness.patchConfig({ cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings } } } });
+}, 600_000);
+
+afterAll(async () => {
+  try {
+    await harness?.dispose();
+  } finally {
+    await api?.close();
+  }
+}, 180_000);
+
+describe("openclaw vercel-sandbox (real gateway CLI)", () => {
+  it("doctor --json on a loopback-only gateway fails the enrollment origin, names gateway.publicOrigin, never prints the token", {
+    timeout: 240_000,
+  }, async () => {
+    const result = await vsb(["doctor", "--json"]);
+    expect(result.code, gw().describeFailure("doctor", result)).toBe(1);
+    const report = parseCliJson<{ ok: boolean; status: string; checks: Check[] }>(result.stdout);
+    expect(report).toMatchObject({ ok: false, status: "fail" });
+    const byId = (id: string) => report?.checks.find((c) => c.id === id);
+    expect(byId("node")?.status).toBe("ok");
+    expect(byId("settings")).toMatchObject({ subject: PROFILE, status: "ok" });
+    expect(byId("credentials")).toMatchObject({ subject: PROFILE, status: "ok" });
+    expect(byId("credentials")?.message).toContain(`$${TOKEN_ENV}`);
+    expect(byId("vercel")).toMatchObject({ subject: PROFILE, status: "ok" });
+    const origin = byId("enrollment-origin");
+    expect(origin).toMatchObject({ status: "fail" });
+    expect(origin?.message).toMatch(/loopback/);
+    expect(origin?.remedy).toMatch(/gateway\.publicOrigin/);
+    expect(byId("gateway")).toMatchObject({ status: "warn" });
+    expect(byId("gateway")?.remedy).toMatch(/openclaw gateway run/);
+    expect(result.stdout + result.stderr).not.toContain(emulator().credentials.token);
+  });
+
+  it("doctor (table) passes the origin once gateway.publicOrigin is set, and says what to do next for the rest", {
+    timeout: 240_000,
+  }, async () => {
+    await gw().patchConfig({ gateway: { publicOrigin: "https://gw.test.invalid" } });
+    const result = await vsb(["doctor"]);
+    expect(result.code, gw().describeFailure("doctor", result)).toBe(0);
+    expect(result.stdout).toMatch(/^ok\s+enrollment-origin\s+workers enroll through https:\/\/gw\.test\.invalid/m);
+    expect(result.stdout).toMatch(/^WARN\s+gateway\s+/m);
+    expect(result.stdout).toContain("What to do next:");
+    expect(result.stdout).toContain("Doctor: no failures, some warnings.");
+  });
+
+  describe("with the gateway running", () => {
+    beforeAll(async () => {
+      const target = emulator();
+      const connection = { ...target.credentials, fetch: target.fetch, runtime: "node24" as const };
+      for (const name of [UNOWNED, FOREIGN]) {
+        await Sandbox.create({ ...connection, name, tags: { "openclaw-scope": SCOPE } });
+      }
+      await gw().startGateway({ env: { [TOKEN_ENV]: target.credentials.token }, secrets: [target.credentials.token] });
+    }, 300_000);
+
+    it("status --json joins Vercel, the ledger and the gateway's keepalive", { timeout: 240_000 }, async () => {
+      const result = await vsb(["status", "--json"]);
+      expect(result.code, gw().describeFailure("status", result)).toBe(0);
+      // stdout is the JSON document alone: plugin and gateway logs go to stderr.
+      const report = JSON.parse(result.stdout) as {
+        gateway: { reachable: boolean; idle: unknown };
+        profiles: Array<{ id: string; scope: string; sandboxes: number }>;
+        leases: Array<Record<string, unknown>>;
+      };
+      expect(report?.gateway).toMatchObject({ reachable: true, idle: null });
+      expect(report?.profiles).toEqual([{ id: PROFILE, scope: SCOPE, sandboxes: 2, note: null }]);
+      expect(report?.leases).toEqual([
+        {
+          leaseId: "vsb_aaaaaaaaaaaaaaaaaaaaaaaa",
+          sandboxName: UNOWNED,
+          profile: PROFILE,
+          environmentId: null,
+          workerState: null,
+          vercel: "running",
+          keepalive: false,
+          destroyedAt: null,
+        },
+      ]);
+      const table = await vsb(["status"]);
+      expect(table.stdout).toMatch(/^Gateway: reachable$/m);
+      expect(table.stdout).toMatch(/^vsb_a{24}\s+vsb\s+-\s+none\s+running\s+off$/m);
+    });
+
+    it("gc --dry-run --json removes nothing; gc --json removes the unowned lease's sandbox with proof and keeps the foreign one", {
+      timeout: 300_000,
+    }, async () => {
+      const dry = await vsb(["gc", "--dry-run", "--json"]);
+      expect(dry.code, gw().describeFailure("gc --dry-run", dry)).toBe(0);
+      const planned = parseCliJson<{ dryRun: boolean; removed: Array<{ sandboxName: string }>; kept: unknown[] }>(
+        dry.stdout,
+      );
+      expect(planned?.dryRun).toBe(true);
+      expect(planned?.removed.map((r) => r.sandboxName)).toEqual([UNOWNED]);
+      expect(await sandboxNames()).toEqual([UNOWNED, FOREIGN].sort());
+
+      const real = await vsb(["gc", "--json"]);
+      expect(real.code, gw().describeFailure("gc", real)).toBe(0);
+      const done = parseCliJson<{
+        removed: Array<{ sandboxName: string; reason: string }>;
+        kept: Array<{ sandboxName: string; reason: string }>;
+        failed: unknown[];
+      }>(real.stdout);
+      expect(done?.failed).toEqual([]);
+      expect(done?.removed).toEqual([
+        expect.objectContaining({
+          sandboxName: UNOWNED,
+          reason: "no environment of the running gateway holds this lease",
+        }),
+      ]);
+      expect(done?.kept).toEqual([expect.objectContaining({ sandboxName: FOREIGN })]);
+      expect(await sandboxNames()).toEqual([FOREIGN]);
+      const tombstone = await LeaseLedger.inDirectory(gw().stateDir).tombstone("vsb_aaaaaaaaaaaaaaaaaaaaaaaa");
+      expect(tombstone?.provenAbsentAt).toBeGreaterThan(0);
+    });
+
+    it("images --json lists the store's warm images and preparation diagnostics", { timeout: 240_000 }, async () => {
+      const store = ImageStore.inDirectory(gw().stateDir);
+      const image = {
+        snapshotId: "snap_cli_test",
+        key: "k".repeat(64),
+        profileKey: "p".repeat(64),
+        projectKey: "project",
+        baseCommit: "c".repeat(40),
+        recipeIdentity: "r1",
+        recipeSource: "script" as const,
+        sourceLeaseId: "vsb_cccccccccccccccccccccccc",
+        createdAt: 1_700_000_000_000,
+        lastUsedAt: 1_700_000_000_000,
+        state: "ready" as const,
+      };
+      await store.recordImage(image);
+      const result = await vsb(["images", "--json"]);
+      expect(result.code, gw().describeFailure("images", result)).toBe(0);
+      expect(parseCliJson(result.stdout)).toEqual({ images: [image], diagnostics: [] });
+      const table = await vsb(["images"]);
+      expect(table.stdout).toMatch(/^snap_cli_test\s+kkkkkkkkkkkk\s+script\s+cccccccccccc\s/m);
+    });
+  });
+});
