@@ -88,7 +88,7 @@ async function status(context: CommandContext, options: Options): Promise<Output
 }
 
 async function images(): Promise<Output<unknown>> {
-  const store = ImageStore.inDirectory(resolveStateDir(process.env));
+  const store = ImageStore.inDirectory(resolveStateDir(process.env), { logger: stderrLogger });
   const report = { images: await store.images(), diagnostics: await store.diagnostics() };
   return { json: report, text: renderImages(report, Date.now()) };
 }
@@ -99,14 +99,14 @@ async function gc(context: CommandContext, options: Options): Promise<Output<unk
     throw new CliError("no cloudWorkers profile uses provider vercel-sandbox", "Add one, then run gc again");
   }
   const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
-  const store = ImageStore.inDirectory(env.stateDir);
+  const store = ImageStore.inDirectory(env.stateDir, { logger: stderrLogger });
   const [gateway, listings, tombstones] = await Promise.all([
     readGateway(env.call),
     listProfiles(env.client, env.profiles),
     ledger.all(),
   ]);
   const plan = planGc(gateway, listings, new Map(tombstones));
-  const report = await runGc(plan, listings, { ledger, retained: () => store.retainedSnapshotIds() }, !!options.dryRun);
+  const report = await runGc(plan, listings, { ledger, images: store }, !!options.dryRun);
   return { json: report, text: renderGc(report), failed: report.failed.length > 0 };
 }
 

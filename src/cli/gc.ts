@@ -5,7 +5,9 @@
 //   provisioning without a lease id (whose lease could be this one).
 // Anything else is kept, with the reason. Removal is the provider's release with proof of absence: the lease
 // is buried first (so no replay re-creates it), the sandbox deleted with the snapshots it owns except those
-// the warm-image store retains, and its absence proven before it counts as removed.
+// the warm-image store retains, and its absence proven before it counts as removed; then, as destroy does,
+// the lease's allocation choice is released so it no longer pins an image.
+import type { ImageStore } from "../preparation/store.js";
 import { leaseIdOf } from "../provider/allocation.js";
 import type { SandboxSummary } from "../provider/client.js";
 import type { LeaseLedger, Tombstone } from "../provider/ledger.js";
@@ -95,8 +97,8 @@ function decide(
 
 export interface GcDeps {
   ledger: LeaseLedger;
-  /** Snapshots the warm-image store refers to: never deleted with a sandbox. */
-  retained: () => Promise<ReadonlySet<string>>;
+  /** The warm-image store: the snapshots it refers to are never deleted with a sandbox. */
+  images: Pick<ImageStore, "retainedSnapshotIds" | "releaseChoice">;
   absenceProof?: AbsenceProof;
 }
 
@@ -109,8 +111,16 @@ export async function runGc(plan: GcPlan, listings: readonly Listing[], deps: Gc
     if (!project || !item.leaseId) continue;
     try {
       await deps.ledger.bury(item.leaseId, item.sandboxName);
-      await releaseSandbox(project, item.sandboxName, deps.retained, undefined, deps.absenceProof);
+      await releaseSandbox(
+        project,
+        item.sandboxName,
+        () => deps.images.retainedSnapshotIds(),
+        undefined,
+        deps.absenceProof,
+      );
       await deps.ledger.markAbsent(item.leaseId);
+      // As the provider's destroy does: the lease is gone, so it no longer pins the image it started from.
+      await deps.images.releaseChoice(item.leaseId);
       report.removed.push(item);
     } catch (error) {
       const next =

@@ -11,6 +11,7 @@ import { planGc, renderGc, runGc } from "../../src/cli/gc.js";
 import { vercelProfiles } from "../../src/cli/profiles.js";
 import { listProfiles } from "../../src/cli/sandboxes.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { ImageStore } from "../../src/preparation/store.js";
 import { VercelClient } from "../../src/provider/client.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
 
@@ -108,7 +109,7 @@ describe("gc", () => {
     const gateway = await gatewayWith([worker("e1", "ready", HELD), worker("e0", "destroyed", LOOSE)]);
     const { plan: p, listings } = await plan(gateway);
     const ledger = LeaseLedger.inDirectory(stateDir);
-    const report = await runGc(p, listings, { ledger, retained: async () => new Set() }, true);
+    const report = await runGc(p, listings, { ledger, images: ImageStore.inDirectory(stateDir) }, true);
     expect(report.removed.map((i) => i.sandboxName).sort()).toEqual([nameOf(BURIED), nameOf(LOOSE)].sort());
     expect(renderGc(report)).toContain("Run without --dry-run to remove them.");
     expect(await names()).toContain(nameOf(LOOSE));
@@ -123,7 +124,7 @@ describe("gc", () => {
     if (!profile?.ok) throw new Error("the test profile must be valid");
     const refused = await client.project(profile.settings);
     const listings = good.listings.map((l) => (l.state === "listed" ? { ...l, project: refused } : l));
-    const deps = { ledger: LeaseLedger.inDirectory(stateDir), retained: async () => new Set<string>() };
+    const deps = { ledger: LeaseLedger.inDirectory(stateDir), images: ImageStore.inDirectory(stateDir) };
     const report = await runGc(good.plan, listings, { ...deps, absenceProof: quickProof }, false);
     expect(report.removed).toEqual([]);
     expect(report.failed.map((i) => i.sandboxName).sort()).toEqual([nameOf(BURIED), nameOf(LOOSE)].sort());
@@ -131,20 +132,21 @@ describe("gc", () => {
     expect(await names()).toContain(nameOf(BURIED));
   });
 
-  it("removes the proven orphans, proves them absent in the ledger, and leaves the rest", async () => {
+  it("removes the proven orphans, proves them absent, releases their image choice, and leaves the rest", async () => {
+    const images = ImageStore.inDirectory(stateDir);
+    const choice = { key: "k", profileKey: "p", choice: { kind: "cold" as const }, recordedAt: 1 };
+    await images.recordChoice({ leaseId: LOOSE, ...choice, phase: "enrolled" });
+    await images.recordChoice({ leaseId: HELD, ...choice, phase: "enrolled" });
     const { plan: p, listings } = await plan(await gatewayWith([worker("e1", "ready", HELD)]));
     const ledger = LeaseLedger.inDirectory(stateDir);
-    const report = await runGc(
-      p,
-      listings,
-      { ledger, retained: async () => new Set(), absenceProof: quickProof },
-      false,
-    );
+    const report = await runGc(p, listings, { ledger, images, absenceProof: quickProof }, false);
     expect(report.failed).toEqual([]);
     expect(report.removed.map((i) => i.sandboxName).sort()).toEqual([nameOf(BURIED), nameOf(LOOSE)].sort());
     expect(await names()).toEqual([nameOf(HELD), nameOf("vsb_444444444444444444444444"), "someone-else"].sort());
     expect((await ledger.tombstone(LOOSE))?.provenAbsentAt).toBeGreaterThan(0);
     expect((await ledger.tombstone(BURIED))?.provenAbsentAt).toBeGreaterThan(0);
     expect(renderGc(report)).toMatch(/^2 removed, 0 failed, 2 kept\./);
+    expect(await images.choiceFor(LOOSE)).toBeUndefined();
+    expect(await images.choiceFor(HELD)).toBeDefined();
   });
 });
