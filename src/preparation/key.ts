@@ -36,3 +36,18 @@ export function imageKeyOf(profileKey: string, projectKey: string): string {
 export function checkoutNameOf(projectKey: string): string {
   return createHash("sha256").update(projectKey).digest("hex").slice(0, 16);
 }
+
+/**
+ * Whether a worker that started from `image` should capture a new one: when its preparation did anything (a
+ * new commit or recipe), or when the image is old enough to refresh (runtime, worker archive, caches).
+ * Returns why not, or undefined when an image is due. A cold start always captures.
+ */
+export function imageCurrentReason(
+  image: { createdAt: number } | undefined,
+  event: "initial" | "refresh" | "unchanged",
+  now: number,
+): string | undefined {
+  if (!image || event !== "unchanged") return undefined;
+  if (now - image.createdAt >= IMAGE_REFRESH_AGE_MS) return undefined;
+  return "the image this worker started from is current";
+}

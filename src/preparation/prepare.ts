@@ -12,7 +12,7 @@ import type { NodeRuntimePreparation, ProjectPreparation } from "../provider/typ
 import { projectTransport, recordPreparation, scrubBox, syncCheckout } from "./box.js";
 import { runPhases } from "./commands.js";
 import { capTail, substitutionWarnings } from "./diagnostics.js";
-import { checkoutNameOf, IMAGE_REFRESH_AGE_MS } from "./key.js";
+import { checkoutNameOf, imageCurrentReason } from "./key.js";
 import { type ImageStore, ImageStoreFullError } from "./store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
 
@@ -78,7 +78,7 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   current();
   const recipe = recipeOf(synced);
   const previous = synced.previous;
-  const event: PreparationEvent =
+  const event: PreparationEvent & ("initial" | "refresh" | "unchanged") =
     previous?.identity !== recipe.identity
       ? "initial"
       : previous.baseCommit === preparation.baseCommit
@@ -160,13 +160,12 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
 }
 
 /** Why no image is captured this time, or undefined when one is due. */
-async function captureSkipReason(input: PrepareInput, event: PreparationEvent, now: number) {
+async function captureSkipReason(input: PrepareInput, event: "initial" | "refresh" | "unchanged", now: number) {
   if (!input.prepareNodeRuntime) return "the gateway offered no node runtime preparation, so nothing is captured";
   const captured = (await input.store.images()).some((image) => image.sourceLeaseId === input.leaseId);
   if (captured) return "this lease already captured its image";
-  if (input.image && event === "unchanged" && now - input.image.createdAt < IMAGE_REFRESH_AGE_MS) {
-    return "the image this worker started from is current";
-  }
+  const current = imageCurrentReason(input.image, event, now);
+  if (current) return current;
   try {
     await input.store.assertRoomForImage(input.choice.key);
   } catch (error) {
