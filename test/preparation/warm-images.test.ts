@@ -225,7 +225,26 @@ describe("warm images", () => {
   }, 360_000);
 });
 
-describe("preparation failures", () => {
+describe("other recipes and failures", () => {
+  it("an executable fallback script is the recipe when no devcontainer file exists; a non-executable one is not", async () => {
+    const repo = createRepo();
+    const script = '#!/bin/sh\necho "script ran in $(pwd)" >> "$HOME/script.log"\n';
+    repo.commit({ ".openclaw/worktree-setup.sh": script }, { executable: [".openclaw/worktree-setup.sh"] });
+    const run = await provision(repo);
+    const diagnostics = await diagnosticsOf(run.leaseId);
+    expect(diagnostics).toMatchObject({ recipe: { source: "script", file: ".openclaw/worktree-setup.sh" } });
+    expect(diagnostics?.phases.map((p) => [p.phase, p.ok])).toEqual([["updateContentCommand", true]]);
+    expect(await h.sh(run.leaseId, "cat $HOME/script.log")).toMatch(
+      /^script ran in \/home\/vercel-sandbox\/\.openclaw-worker\/prepared\/[0-9a-f]{16}\/checkout\n$/,
+    );
+
+    const plain = createRepo();
+    plain.commit({ ".openclaw/worktree-setup.sh": script });
+    const other = await provision(plain);
+    expect((await diagnosticsOf(other.leaseId))?.recipe.source).toBe("none");
+    expect(await h.sh(other.leaseId, "cat $HOME/script.log 2>/dev/null || echo none")).toBe("none\n");
+  }, 240_000);
+
   it("a failed detected install is recorded, skips capture, and the worker still starts", async () => {
     const repo = createRepo();
     repo.commit({
