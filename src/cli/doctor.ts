@@ -59,7 +59,7 @@ async function checkVercel(id: string, settings: ProfileSettings, scope: string,
       { id: "vercel", subject: id, status: "skip", message: "not tried without credentials" },
     ];
   }
-  const credentials: Check = { id: "credentials", subject: id, status: "ok", message: `resolve (${source})` };
+  const credentials: Check = { id: "credentials", subject: id, status: "ok", message: `resolved (${source})` };
   try {
     const project = await input.client.project(settings);
     const ours = await project.list({ [TAG_SCOPE]: scope }, AbortSignal.timeout(input.timeoutMs ?? 20_000));

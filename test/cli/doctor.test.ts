@@ -50,7 +50,7 @@ describe("doctor", () => {
     const report = await runDoctor(input({ DOC_TOKEN: api.credentials.token }));
     expect(find(report.checks, "credentials")).toMatchObject({
       status: "ok",
-      message: "resolve (token from $DOC_TOKEN, team from settings, project from settings)",
+      message: "resolved (token from $DOC_TOKEN, team from settings, project from settings)",
     });
     expect(find(report.checks, "vercel")).toMatchObject({ status: "ok" });
     expect(find(report.checks, "vercel")?.message).toMatch(/0 sandbox\(es\) tagged with scope doc-scope/);

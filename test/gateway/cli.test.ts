@@ -101,6 +101,12 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
     expect(result.stdout).toMatch(/^WARN\s+gateway\s+/m);
     expect(result.stdout).toContain("What to do next:");
     expect(result.stdout).toContain("Doctor: no failures, some warnings.");
+    // Root help knows the command from the plugin's CLI registration (read in OpenClaw's cli-metadata pass).
+    const help = await gw().ocOk(["--help"], { timeoutMs: 120_000 });
+    expect(help.stdout).toMatch(/^\s+vercel-sandbox\b.*Inspect and tidy Vercel Sandbox workers/m);
+    const own = await vsb(["--help"]);
+    for (const command of ["status", "images", "gc", "doctor"])
+      expect(own.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, "m"));
   });
 
   describe("with the gateway running", () => {
