@@ -36,7 +36,7 @@ export class CliError extends Error {
   }
 }
 
-interface Output<T> {
+export interface Output<T> {
   json: T;
   text: string;
   /** Exit 1 although the command ran (a failed doctor check, a failed removal). */
@@ -58,7 +58,8 @@ function environment(context: CommandContext, options: Options) {
   return { stateDir, profiles, call, client: new VercelClient({ env: process.env }) };
 }
 
-function run<T>(options: Options, work: () => Promise<Output<T>>): Promise<void> {
+/** Prints a command's result (or its failure, with the remedy) as a table or as JSON, and sets the exit code. */
+export function run<T>(options: Options, work: () => Promise<Output<T>>): Promise<void> {
   return work().then(
     (out) => {
       process.stdout.write(`${options.json ? JSON.stringify(out.json, null, 2) : out.text}\n`);
