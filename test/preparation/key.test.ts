@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { IMAGE_REFRESH_AGE_MS, imageCurrentReason, imageKeyOf, profileKeyOf } from "../../src/preparation/key.js";
 import { parseSettings } from "../../src/provider/settings.js";
+import { imageExpirationMs } from "../../src/provider/steps/prepare.js";
 
 describe("image keys", () => {
   const base = parseSettings({ tokenEnv: "T", teamId: "team_a", projectId: "prj_a" });
@@ -33,5 +34,13 @@ describe("image refresh", () => {
     expect(imageCurrentReason(image(IMAGE_REFRESH_AGE_MS - 1), "unchanged", now)).toMatch(/current/);
     expect(imageCurrentReason(image(IMAGE_REFRESH_AGE_MS), "unchanged", now)).toBeUndefined();
     expect(imageCurrentReason(image(3 * IMAGE_REFRESH_AGE_MS), "unchanged", now)).toBeUndefined();
+  });
+});
+
+describe("image snapshot expiry", () => {
+  it("outlives the unused age by a day, and `unusedFor: 0` (never) captures without expiry", () => {
+    const day = 24 * 60 * 60_000;
+    expect(imageExpirationMs(14 * day)).toBe(15 * day);
+    expect(imageExpirationMs(0)).toBe(0);
   });
 });

@@ -32,8 +32,9 @@ export interface StartChoice {
 /** Snapshots outlive the unused-image age by a day, so retention (not expiry) is what normally removes them. */
 const EXPIRY_MARGIN_MS = 24 * 60 * 60_000;
 
-export function preparesProject(run: ProvisionRun): boolean {
-  return run.options.project !== undefined && run.settings.warmImage;
+/** 0 (`unusedFor: 0`, never deleted for being unused) keeps the snapshot without expiry too. */
+export function imageExpirationMs(unusedForMs: number): number {
+  return unusedForMs === 0 ? 0 : unusedForMs + EXPIRY_MARGIN_MS;
 }
 
 /** The lease's recorded start; recorded now when this is its first attempt. */
@@ -113,7 +114,7 @@ export async function prepareStep(
     preparation: run.options.project as NonNullable<ProvisionRun["options"]["project"]>,
     store: images.store,
     profileKey: start.profileKey,
-    imageExpirationMs: run.settings.images.unusedForMs + EXPIRY_MARGIN_MS,
+    imageExpirationMs: imageExpirationMs(run.settings.images.unusedForMs),
     prepareNodeRuntime: run.options.prepareNodeRuntime,
     installRuntime: (box, runtime, signal) => images.installRuntime(leaseId, box, runtime, signal),
     openEgress: async ({ runtimeUrl }) => {
