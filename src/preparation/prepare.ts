@@ -99,6 +99,7 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
       warnings: substitutionWarnings(recipe),
     },
     start: input.choice.choice.kind === "image" ? "warm" : "cold",
+    seedCacheHit: seed.cacheHit,
     event,
     phases: [],
     ...(input.image ? { imageId: input.image.snapshotId } : {}),

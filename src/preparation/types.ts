@@ -63,8 +63,10 @@ export interface PreparationDiagnostics {
     /** E.g. a value or command containing `${…}`, which stays literal. */
     warnings: string[];
   };
-  /** cold: a fresh sandbox; warm: created from `imageId`. */
+  /** cold: a fresh sandbox; warm: created from `imageId` (the image cache hit). */
   start: "cold" | "warm";
+  /** Whether core found its pristine seed of this commit on the box already (no Git pack uploaded). */
+  seedCacheHit?: boolean;
   event: PreparationEvent;
   phases: PhaseReport[];
   /** Redacted output of the failed phase, at most 16 KiB. */

@@ -88,6 +88,7 @@ describe("warm images", () => {
     const diagnostics = await diagnosticsOf(cold.leaseId);
     expect(diagnostics).toMatchObject({
       start: "cold",
+      seedCacheHit: false,
       event: "initial",
       captured: true,
       baseCommit: firstCommit,
@@ -156,7 +157,13 @@ describe("warm images", () => {
   it("a second provision starts warm from the image and runs no preparation command", async () => {
     const warm = await provision(repo);
     const diagnostics = await diagnosticsOf(warm.leaseId);
-    expect(diagnostics).toMatchObject({ start: "warm", event: "unchanged", captured: false, phases: [] });
+    expect(diagnostics).toMatchObject({
+      start: "warm",
+      seedCacheHit: true,
+      event: "unchanged",
+      captured: false,
+      phases: [],
+    });
     expect(diagnostics?.imageId).toBe((await diagnosticsOf(cold.leaseId))?.imageId);
     expect(ran(warm.leaseId, "echo created")).toBe(false);
     expect(ran(warm.leaseId, "updated $(git rev-parse")).toBe(false);
