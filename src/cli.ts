@@ -13,6 +13,14 @@ interface CliCommand {
 }
 
 const commands: Record<string, CliCommand> = {
+  start: {
+    summary: "seed 000's whole cycle on the embedded emulator (what `npm start` runs)",
+    usage: "start [--keep]",
+    async run(argv) {
+      const { runStartCommand } = await import("./main-job/cli.js");
+      return runStartCommand(argv);
+    },
+  },
   emulator: {
     summary: "serve the local Vercel Sandbox API until interrupted",
     usage: "emulator [--port N] [--data-dir D] [--token-file F]",

@@ -1,0 +1,47 @@
+// `openclaw-vercel-sandbox start` (what `npm start` runs): says which backend it targets, runs the main job,
+// ends everything it started on Ctrl-C, and exits 0 only when the whole cycle ran and nothing was left behind.
+import { backendFrom, VERCEL_UNREACHABLE } from "./backend.js";
+import type { Log } from "./report.js";
+import { startMainJob } from "./run.js";
+import { onInterrupt } from "./teardown.js";
+
+const INTRO = [
+  "openclaw-vercel-sandbox main job: seed 000's cycle on this machine.",
+  "  VM1 (a sandbox) runs the real OpenClaw gateway with this plugin; a host in front of it hands messages over;",
+  "  a scripted model makes the agent run a command on VM2 (a worker sandbox our provider allocates and enrolls);",
+  "  then VM1 idles, sleeps to a checkpoint, and a third message wakes it. Takes about 5 minutes.",
+];
+
+export async function runStartCommand(argv: string[], log: Log = (line) => process.stdout.write(`${line}\n`)) {
+  const keep = argv.includes("--keep");
+  const backend = backendFrom(process.env);
+  for (const line of INTRO) log(line);
+  if (backend.kind === "vercel") {
+    log(`Vercel credentials found (${backend.auth}): the main job targets Vercel, not the emulator.`);
+    log(`○ every phase: not run here: ${VERCEL_UNREACHABLE}. Nothing was created.`);
+    return 2;
+  }
+  log("No Vercel credentials in the environment: the sandboxes run on the embedded emulator (real Linux processes).");
+  const job = startMainJob({ log, keep });
+  const unsubscribe = onInterrupt((signal) => {
+    log(`${signal}: ending everything the main job started…`);
+    void job.stop().then((failed) => process.exit(failed.length === 0 ? 130 : 1));
+  });
+  try {
+    const result = await job.done;
+    if (keep) {
+      log("--keep: VM1 and its checkpoints stay until you press Ctrl-C.");
+      await new Promise<void>((resolve) => onInterrupt(() => resolve()));
+      await job.stop();
+      return 0;
+    }
+    const clean = result.summary.sandboxesLeft === 0 && result.summary.snapshotsLeft === 0;
+    if (!clean) log("✗ something was left behind (see the summary)");
+    return clean ? 0 : 1;
+  } catch (error) {
+    log(`✗ main job failed: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    unsubscribe();
+  }
+}

@@ -1,0 +1,55 @@
+// The one host address VM1 may reach: on Vercel, VM1 talks to the Vercel API and to the host over the internet;
+// here those services run on this machine, and a sandbox reaches a host address only when its network policy
+// names it (the emulator then routes it over a veth link). Loopback cannot be routed from another namespace, so
+// the job adds a private address of its own on a veth pair it creates (named after this process, removed at
+// teardown; the kernel has no dummy links here),
+// and binds only the services VM1 must reach to it: the API front, the scripted model and the host.
+import { execFile } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export interface HostAddress {
+  /** An IPv4 address of this host that nothing outside the machine routes to. */
+  address: string;
+  link: string;
+  remove(): Promise<void>;
+}
+
+/** Links a previous run left behind when it was killed before its teardown: their process is gone. */
+async function removeStaleLinks(): Promise<void> {
+  const { stdout } = await run("ip", ["-o", "link", "show", "type", "veth"]);
+  for (const match of stdout.matchAll(/^\d+: (vsbjob-([0-9a-z]+))@/gm)) {
+    const pid = Number.parseInt(match[2]!, 36);
+    if (!isAlive(pid)) await run("ip", ["link", "del", match[1]!]).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export async function addHostAddress(): Promise<HostAddress> {
+  await removeStaleLinks();
+  const link = `vsbjob-${process.pid.toString(36)}`;
+  const { stdout } = await run("ip", ["-o", "addr", "show"]);
+  let address = "";
+  do address = `10.215.${randomInt(1, 255)}.${randomInt(1, 255)}`;
+  while (stdout.includes(` ${address}/`));
+  await run("ip", ["link", "add", link, "type", "veth", "peer", "name", `${link}-p`]);
+  try {
+    await run("ip", ["addr", "add", `${address}/32`, "dev", link]);
+    await run("ip", ["link", "set", link, "up"]);
+    await run("ip", ["link", "set", `${link}-p`, "up"]);
+  } catch (error) {
+    await run("ip", ["link", "del", link]).catch(() => undefined);
+    throw error;
+  }
+  return { address, link, remove: () => run("ip", ["link", "del", link]).then(() => undefined) };
+}

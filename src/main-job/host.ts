@@ -1,0 +1,159 @@
+// The host, as seed 000 places it in front of VM1 (a Vercel Function there; an HTTP server on the job's host
+// address here): the reference host (examples/host) verifies the idle clock's signed notification, suspends the
+// gateway and sleeps VM1, and wakes VM1 when a message comes while it sleeps. On top of it, this module hands a
+// message to the gateway: it places the conversation's session on the `vercel-sandbox` profile once (as the
+// Control UI does before a first cloud turn), then sends the message through the gateway's OpenAI-compatible
+// endpoint on VM1's exposed port and returns the reply.
+import type http from "node:http";
+import type { AddressInfo } from "node:net";
+import { Sandbox } from "@vercel/sandbox";
+import { createHost } from "../../examples/host/host.js";
+import { serve } from "../../examples/host/server.js";
+import type { VmConnection } from "../host/index.js";
+import { SESSION_KEY } from "./topology.js";
+import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
+
+export interface HostOptions {
+  address: string;
+  connection: VmConnection;
+  vmName: string;
+  port: number;
+  publicOrigin: string;
+  secrets: GatewaySecrets;
+}
+
+export interface Reply {
+  text: string;
+  woke: boolean;
+  ms: number;
+}
+
+export class JobHost {
+  readonly sleeps: unknown[] = [];
+  private server?: http.Server;
+  private url = "";
+  private placed = false;
+  /** Messages being handled: a notification then is refused (409), and the resident notifies again later. */
+  private inFlight = 0;
+  /** A sleep the reference host accepted and has not finished: a message waits for it, then wakes VM1. */
+  private sleeping: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: HostOptions) {}
+
+  get notifyUrl(): string {
+    return `${this.url}/notify`;
+  }
+
+  async start(): Promise<void> {
+    const { options } = this;
+    const host = createHost({
+      gatewayUrl: options.publicOrigin,
+      gatewayToken: options.secrets.gatewayToken,
+      notifySecret: options.secrets.notifySecret,
+      connection: options.connection,
+      vmName: options.vmName,
+      start: gatewayStart(options.port, options.secrets),
+      ready: () => this.ready(),
+      onSlept: (outcome) => this.sleeps.push(outcome),
+    });
+    this.server = await serve({ fetch: (request) => this.handle(host, request) }, 0, options.address);
+    this.url = `http://${options.address}:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /**
+   * The seed's admission rule, kept by the host: the idle clock knows nothing of a message the host is still
+   * placing (a cold dispatch takes minutes), so a notification that arrives meanwhile is refused.
+   */
+  private async handle(reference: { fetch(request: Request): Promise<Response> }, request: Request) {
+    if (new URL(request.url).pathname !== "/notify") return reference.fetch(request);
+    if (this.inFlight > 0) {
+      return new Response(JSON.stringify({ error: "a message is being handled; notify again later" }), {
+        status: 409,
+        headers: { "content-type": "application/json" },
+      });
+    }
+    const slept = this.sleeps.length;
+    const response = await reference.fetch(request);
+    if (response.status === 202) {
+      this.sleeping = (async () => {
+        while (this.sleeps.length === slept) await new Promise((resolve) => setTimeout(resolve, 200));
+      })();
+    }
+    return response;
+  }
+
+  async ready(): Promise<boolean> {
+    const response = await fetch(`${this.options.publicOrigin}/readyz`).catch(() => undefined);
+    return response?.ok === true;
+  }
+
+  vm1(): Promise<Sandbox> {
+    return Sandbox.get({ ...this.options.connection, name: this.options.vmName });
+  }
+
+  /** A message arrives: wake VM1 if it sleeps, place the session once, hand the message over, return the reply. */
+  async message(text: string): Promise<Reply> {
+    const started = performance.now();
+    this.inFlight++;
+    try {
+      await this.sleeping;
+      const woke = (await this.vm1()).status !== "running";
+      if (woke) {
+        const response = await fetch(`${this.url}/message`, { method: "POST", body: "{}" });
+        if (!response.ok) throw new Error(`the host could not wake VM1: ${response.status} ${await response.text()}`);
+      }
+      if (!this.placed) await this.placeSession();
+      const reply = await this.chat(text);
+      return { text: reply, woke, ms: Math.round(performance.now() - started) };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Creates the conversation's session on a worktree of the sample repository and dispatches it to VM2's profile. */
+  private async placeSession(): Promise<void> {
+    const vm1 = await this.vm1();
+    const env = { OPENCLAW_GATEWAY_TOKEN: this.options.secrets.gatewayToken };
+    const call = (method: string, params: unknown, timeoutMs: number) =>
+      openclaw(
+        vm1,
+        method,
+        ["gateway", "call", method, "--params", JSON.stringify(params), "--json", "--timeout", String(timeoutMs)],
+        env,
+      );
+    await call(
+      "sessions.create",
+      { key: SESSION_KEY, worktree: true, cwd: SAMPLE_REPO, worktreeName: "main-job" },
+      120_000,
+    );
+    await call("sessions.dispatch", { key: SESSION_KEY, profileId: PROFILE_ID }, 1_500_000);
+    this.placed = true;
+  }
+
+  private async chat(text: string): Promise<string> {
+    const response = await fetch(`${this.options.publicOrigin}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${this.options.secrets.gatewayToken}`,
+        "content-type": "application/json",
+        "x-openclaw-session-key": SESSION_KEY,
+      },
+      body: JSON.stringify({ model: "openclaw", messages: [{ role: "user", content: text }] }),
+      signal: AbortSignal.timeout(900_000),
+    });
+    const body = (await response.json().catch(() => ({}))) as {
+      choices?: Array<{ message?: { content?: string } }>;
+      error?: { message?: string };
+    };
+    if (!response.ok)
+      throw new Error(`the gateway refused the message: ${response.status} ${body.error?.message ?? ""}`);
+    return body.choices?.[0]?.message?.content ?? "";
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}

@@ -1,0 +1,255 @@
+// The main job (`npm start`): seed 000's whole cycle on this machine, on the embedded emulator, one progress
+// line per phase with its duration. VM1 is built the way a user would build it; the host hands three messages
+// over; the second must reuse the warm VM2; idle then puts VM1 to sleep, and the third message wakes it.
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Sandbox, Snapshot } from "@vercel/sandbox";
+import { gatewayInstance, PROOF_FILE, proofsOn, secretsOnDisk, workerSteps } from "./evidence.js";
+import { JobHost, type Reply } from "./host.js";
+import { packPlugin } from "./package.js";
+import { closingNote, type Log, Progress, type Summary, summaryLines } from "./report.js";
+import { type Services, startServices } from "./services.js";
+import { Teardown } from "./teardown.js";
+import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, PACKAGE_REGISTRY, type Timers } from "./topology.js";
+import * as vm1 from "./vm1.js";
+
+export interface MainJobOptions {
+  log?: Log;
+  timers?: Timers;
+  keep?: boolean;
+}
+
+export interface MessageOutcome extends Reply {
+  proof: string;
+  /** Sandboxes the API created while this message was handled. */
+  sandboxesCreated: number;
+  /** The worker sandbox that holds the proof (undefined: none did). */
+  ranOn?: string;
+  /** Whether VM1 holds the proof too (it must not: the command runs on VM2). */
+  onVm1: boolean;
+}
+
+export interface MainJobResult {
+  vm1Name: string;
+  messages: MessageOutcome[];
+  sleep: unknown;
+  afterSleep: { vm1Status: string; sandboxes: string[]; checkpoints: number };
+  gatewayInstances: { beforeSleep: string; afterWake: string };
+  secretsOnVm1: string[];
+  summary: Summary;
+}
+
+export interface MainJob {
+  done: Promise<MainJobResult>;
+  /** Ends everything the job started (Ctrl-C); resolves with the teardown steps that failed. */
+  stop(): Promise<string[]>;
+}
+
+const CREATE = /^\/v[23]\/sandboxes\/?$/;
+
+export function startMainJob(options: MainJobOptions = {}): MainJob {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const teardown = new Teardown();
+  return { done: runMainJob(options, log, teardown), stop: () => teardown.run(log) };
+}
+
+async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown): Promise<MainJobResult> {
+  const progress = new Progress(log);
+  const started = performance.now();
+  const timers = options.timers ?? DEMO_TIMERS;
+  const tmp = await mkdtemp(path.join(tmpdir(), "vsb-main-job-"));
+  teardown.add("remove the job's temp dir", () => rm(tmp, { recursive: true, force: true }));
+  let completed = false;
+  try {
+    const services = await progress.phase("Start the emulator and this machine's services", () =>
+      startServices(teardown, tmp),
+    );
+    const { api, connection } = services;
+    progress.note(`Vercel API (emulator) ${api.url}, reached from VM1 as ${services.front.url}`);
+    progress.note(`scripted model ${services.model.baseUrl}`);
+    const secrets = { gatewayToken: hex(), vercelToken: api.credentials.token, notifySecret: hex() };
+    const creates = () =>
+      api.requests().filter((r) => r.method === "POST" && CREATE.test(r.path) && r.status < 300).length;
+    const sandboxes = async () => (await Sandbox.list({ ...connection })).toArray();
+    const snapshots = async () =>
+      (await (await Snapshot.list({ ...connection } as Parameters<typeof Snapshot.list>[0])).toArray()).filter(
+        (s) => s.status !== "deleted",
+      );
+    const deleteAll = async () => {
+      for (const s of await sandboxes()) await (await Sandbox.get({ ...connection, name: s.name })).delete();
+      for (const s of await snapshots()) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
+    };
+    teardown.add("delete every sandbox and snapshot", () => deleteAll());
+
+    const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
+    progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
+    const { box, host, publicOrigin } = await buildVm1(progress, services, secrets, plugin, timers, teardown);
+
+    const messages: MessageOutcome[] = [];
+    const send = async (label: string) => {
+      const proof = `proof-${hex(4)}`;
+      const before = creates();
+      const reply = await host.message(`run: echo "${proof} from $(id -un) on the worker" | tee -a ${PROOF_FILE}`);
+      const outcome = await locateProof(reply, proof, creates() - before);
+      messages.push(outcome);
+      progress.note(`reply: ${JSON.stringify(reply.text.slice(0, 160))}`);
+      progress.note(
+        `${proof} found on ${outcome.ranOn ?? "no worker"}${outcome.onVm1 ? " AND on VM1" : ""}; sandboxes created: ${outcome.sandboxesCreated}`,
+      );
+      if (!reply.text.includes(proof)) throw new Error(`${label}: the reply does not carry the worker's output`);
+      if (!outcome.ranOn || outcome.onVm1) throw new Error(`${label}: the command did not run on VM2 alone`);
+      return outcome;
+    };
+    const locateProof = async (reply: Reply, proof: string, created: number): Promise<MessageOutcome> => {
+      let ranOn: string | undefined;
+      for (const s of await sandboxes()) {
+        if (s.name === box.name || s.status !== "running") continue;
+        if ((await proofsOn(await Sandbox.get({ ...connection, name: s.name }))).includes(proof)) ranOn = s.name;
+      }
+      const onVm1 = (await proofsOn(await host.vm1())).includes(proof);
+      return { ...reply, proof, sandboxesCreated: created, onVm1, ...(ranOn ? { ranOn } : {}) };
+    };
+
+    await progress.phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () =>
+      send("message 1"),
+    );
+    for (const step of await workerSteps(await host.vm1())) progress.note(`VM2 ${step}`);
+    await progress.phase("Message 2 (warm): same VM2, no new sandbox", () => send("message 2"));
+    if (messages[1]!.ranOn !== messages[0]!.ranOn || messages[1]!.sandboxesCreated !== 0) {
+      throw new Error("message 2 did not reuse the warm VM2");
+    }
+    const beforeSleep = await gatewayInstance(publicOrigin, secrets.gatewayToken);
+
+    const sleep = await progress.phase(
+      `Idle ${timers.idleAfter}: notify → suspend (VM2 reclaimed) → VM1 checkpoint`,
+      () => waitUntil("the host to put VM1 to sleep", async () => host.sleeps[0], 600_000),
+    );
+    const afterSleep = {
+      vm1Status: (await host.vm1()).status,
+      sandboxes: (await sandboxes()).filter((s) => s.status === "running").map((s) => s.name),
+      checkpoints: (
+        await (await Snapshot.list({ ...connection, name: box.name } as Parameters<typeof Snapshot.list>[0])).toArray()
+      ).filter((s) => s.status === "created").length,
+    };
+    progress.note(`host: ${JSON.stringify(sleep)}`);
+    progress.note(
+      `VM1 ${afterSleep.vm1Status}; running sandboxes: ${afterSleep.sandboxes.length}; VM1 checkpoints: ${afterSleep.checkpoints}`,
+    );
+    if ((sleep as { slept?: boolean }).slept !== true) throw new Error("the host did not put VM1 to sleep");
+
+    await progress.phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"));
+    const afterWake = await gatewayInstance(publicOrigin, secrets.gatewayToken);
+    progress.note(`gateway instance ${beforeSleep} before the sleep, ${afterWake} after the wake`);
+    const secretsOnVm1 = await secretsOnDisk(await host.vm1(), Object.values(secrets));
+    progress.note(`secrets on VM1's disk: ${secretsOnVm1.length === 0 ? "none" : secretsOnVm1.join(", ")}`);
+
+    progress.note(
+      `before teardown: ${(await sandboxes()).length} sandbox(es), ${(await snapshots()).length} snapshot(s) (VM1 checkpoints and worker images)`,
+    );
+    const left = await progress.phase("Teardown: delete sandboxes and snapshots", async () => {
+      if (!options.keep) await deleteAll();
+      return { sandboxes: (await sandboxes()).length, snapshots: (await snapshots()).length };
+    });
+    const summary: Summary = {
+      phases: progress.phases,
+      apiRequests: api.requests().length,
+      sandboxesCreated: creates(),
+      sandboxesLeft: left.sandboxes,
+      snapshotsLeft: left.snapshots,
+      totalMs: Math.round(performance.now() - started),
+      kept: options.keep === true,
+    };
+    for (const line of [
+      ...summaryLines(summary),
+      ...closingNote(
+        messages.map((m) => m.ms),
+        progress,
+      ),
+    ])
+      log(line);
+    completed = true;
+    return {
+      vm1Name: box.name,
+      messages,
+      sleep,
+      afterSleep,
+      gatewayInstances: { beforeSleep, afterWake },
+      secretsOnVm1,
+      summary,
+    };
+  } finally {
+    // With --keep a completed job stays up until the caller stops it (Ctrl-C).
+    if (!(completed && options.keep)) await teardown.run(log);
+  }
+}
+
+async function buildVm1(
+  progress: Progress,
+  services: Services,
+  secrets: vm1.GatewaySecrets,
+  plugin: { fileName: string; bytes: Buffer },
+  timers: Timers,
+  teardown: Teardown,
+) {
+  const { connection, address } = services;
+  const box = await progress.phase("VM1: create the sandbox", () =>
+    Sandbox.create({
+      ...connection,
+      name: `vm1-${hex(3)}`,
+      runtime: "node24",
+      ports: [GATEWAY_PORT],
+      timeout: 45 * 60_000,
+      // The registry for the installs, and the one host address where "Vercel", the model and the host answer.
+      networkPolicy: { allow: [PACKAGE_REGISTRY, address] },
+    } as Parameters<typeof Sandbox.create>[0]),
+  );
+  const publicOrigin = box.domain(GATEWAY_PORT);
+  progress.note(`${box.name}; its gateway port is exposed at ${publicOrigin}`);
+  const host = new JobHost({ address, connection, vmName: box.name, port: GATEWAY_PORT, publicOrigin, secrets });
+  await host.start();
+  teardown.add("stop the host", () => host.close());
+  await progress.phase("VM1: npm install openclaw from the npm registry", () =>
+    vm1.installOpenClaw(box, services.front.caPem),
+  );
+  await progress.phase("VM1: openclaw plugins install npm-pack:<tarball>; profile, model, idle clock", async () => {
+    const logFile = `${vm1.ROOT}/logs/openclaw.log`;
+    await vm1.writeConfig(box, baseConfig({ port: GATEWAY_PORT, publicOrigin, logFile }));
+    await vm1.installPlugin(box, plugin.bytes, plugin.fileName);
+    const { teamId, projectId } = services.api.credentials;
+    const input = {
+      port: GATEWAY_PORT,
+      publicOrigin,
+      modelBaseUrl: services.model.baseUrl,
+      apiUrl: services.front.url,
+    };
+    await vm1.patchConfig(
+      box,
+      jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile }),
+    );
+    await vm1.createSampleRepo(box);
+  });
+  await progress.phase("VM1: start the gateway", async () => {
+    await box.runCommand({ ...vm1.gatewayStart(GATEWAY_PORT, secrets), detached: true });
+    await waitUntil("the gateway on VM1 to be ready", () => host.ready(), 180_000);
+  });
+  return { box, host, publicOrigin };
+}
+
+const hex = (bytes = 24) => randomBytes(bytes).toString("hex");
+
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}

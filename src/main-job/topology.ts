@@ -1,0 +1,72 @@
+// Seed 000's topology as data: VM1's gateway config (pure), and the fixed names and numbers of the main job.
+// VM1 runs the gateway on loopback; the outside (the host, VM2's node) reaches it only through VM1's exposed
+// port, https://<vm1>-<port>.vercel.run, which is also the gateway's public origin for node enrollment.
+import { scriptedModelConfig } from "./model.js";
+
+export const OPENCLAW_VERSION = "2026.9.2";
+export const GATEWAY_PORT = 18789;
+export const PACKAGE_REGISTRY = "registry.npmjs.org";
+export const SESSION_KEY = "agent:main:main-job";
+
+export interface Timers {
+  /** The idle clock's interval (45m in production; shortened for the demo). */
+  idleAfter: string;
+  pollInterval: string;
+}
+
+export const DEMO_TIMERS: Timers = { idleAfter: "20s", pollInterval: "2s" };
+
+export interface GatewayConfigInput {
+  port: number;
+  publicOrigin: string;
+  modelBaseUrl: string;
+  /** The Vercel API base the plugin uses (the API front here; omitted on Vercel). */
+  apiUrl?: string;
+  teamId: string;
+  projectId: string;
+  notifyUrl: string;
+  timers: Timers;
+  logFile: string;
+}
+
+/** The base config written before the plugin is installed: a local gateway with token auth from the environment. */
+export function baseConfig(input: Pick<GatewayConfigInput, "port" | "publicOrigin" | "logFile">) {
+  return {
+    gateway: {
+      mode: "local",
+      bind: "loopback",
+      port: input.port,
+      auth: { mode: "token" },
+      publicOrigin: input.publicOrigin,
+      http: { endpoints: { chatCompletions: { enabled: true } } },
+      nodes: { pairing: { sshVerify: false } },
+    },
+    logging: { file: input.logFile },
+  };
+}
+
+/** What the main job adds after the plugin is installed: model, worker profile, idle clock. */
+export function jobConfigPatch(input: GatewayConfigInput) {
+  const settings = {
+    ...(input.apiUrl ? { apiUrl: input.apiUrl } : {}),
+    tokenEnv: "VERCEL_TOKEN",
+    teamId: input.teamId,
+    projectId: input.projectId,
+    runtime: "node24",
+    timeout: "30m",
+    // VM2 gets gateway-only egress once enrolled (the registry only while it bootstraps).
+    networkPolicy: {},
+  };
+  const suspend = {
+    idleAfter: input.timers.idleAfter,
+    pollInterval: input.timers.pollInterval,
+    renotifyAfter: "30s",
+    notifyUrl: input.notifyUrl,
+    secretEnv: "VSB_NOTIFY_SECRET",
+  };
+  return {
+    ...scriptedModelConfig(input.modelBaseUrl),
+    cloudWorkers: { profiles: { vsb: { provider: "vercel-sandbox", settings } } },
+    plugins: { entries: { "vercel-sandbox": { config: { suspend } } } },
+  };
+}
