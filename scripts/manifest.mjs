@@ -12,6 +12,14 @@ const manifest = {
   activation: { onStartup: true },
   // gatewayMethodDispatch: the /vercel-sandbox/v1 routes dispatch gateway.suspend.* inside the authenticated request.
   contracts: { workerProviders: ["vercel-sandbox"], gatewayMethodDispatch: ["authenticated-request"] },
+  // Root help and routing read this instead of importing the plugin (src/cli/index.ts has the same text).
+  cliCommands: [
+    {
+      name: "vercel-sandbox",
+      description: "Inspect and tidy Vercel Sandbox workers: status, images, gc, doctor",
+      hasSubcommands: true,
+    },
+  ],
   configSchema: pluginConfigJsonSchema(),
 };
 writeFileSync(new URL("../openclaw.plugin.json", import.meta.url), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -65,7 +65,6 @@ export default definePluginEntry({
       embeddedBackend: () => embedded.backend(),
     });
     api.registerWorkerProvider(provider);
-    registerStatusMethod(api, { keepaliveLeases: () => provider.keepaliveLeases() });
     api.registerService({
       id: "vercel-sandbox-keepalive",
       start() {},
@@ -75,6 +74,7 @@ export default definePluginEntry({
       },
     });
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
-    if (config.suspend) registerSuspend(api, config.suspend, provider.id);
+    const suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
+    registerStatusMethod(api, { keepaliveLeases: () => provider.keepaliveLeases(), idle: suspend?.idle });
   },
 });

@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { dispatchGatewayMethod } from "openclaw/plugin-sdk/gateway-method-runtime";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
-import { IdleClock } from "./clock.js";
-import { sessionDeadline } from "./decide.js";
+import { type ClockSnapshot, IdleClock } from "./clock.js";
+import { type SleepPolicy, sessionDeadline } from "./decide.js";
 import { notifyHost } from "./notifier.js";
 import { ROUTES } from "./protocol.js";
 import { Resident } from "./resident.js";
@@ -17,7 +17,12 @@ import { Suspender } from "./suspender.js";
 
 export const FENCED_REPLY = "This assistant is restarting after a failure; please send your message again shortly.";
 
-export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInput, providerId: string): void {
+/** What the rest of the plugin may read of sleep and wake: the idle clock and the policy it is judged by. */
+export interface SuspendView {
+  idle(): { clock: ClockSnapshot; policy: SleepPolicy };
+}
+
+export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInput, providerId: string): SuspendView {
   const settings = resolveSuspendSettings(input);
   const clock = new IdleClock();
   const instanceId = randomUUID();
@@ -82,4 +87,5 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
       handler: routes[name],
     });
   }
+  return { idle: () => ({ clock: clock.snapshot(), policy }) };
 }

@@ -1,7 +1,9 @@
 // The plugin as the gateway sees it before loading any code: manifest, package metadata and the built entry.
 // The build (which also writes the manifest) is brought up to date first, so these specs never read a stale one.
+
 import { existsSync, readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CLI_DESCRIPTION } from "../../src/cli/index.js";
 import { pluginConfigJsonSchema } from "../../src/config.js";
 import { ensureBuilt, staleness } from "../setup/build.js";
 
@@ -31,6 +33,10 @@ describe("plugin packaging", () => {
       gatewayMethodDispatch: ["authenticated-request"],
     });
     expect(manifest.configSchema).toEqual(pluginConfigJsonSchema());
+    // Root help and routing read the CLI owner from the manifest, with the command's own description.
+    expect(manifest.cliCommands).toEqual([
+      { name: "vercel-sandbox", description: CLI_DESCRIPTION, hasSubcommands: true },
+    ]);
   });
 
   it("openclaw is an exact peer and dev dependency, never a runtime dependency", () => {

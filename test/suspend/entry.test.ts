@@ -13,6 +13,7 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
   const hooks = new Map<string, Handler[]>();
   const routes: Array<{ path: string; auth: string; match?: string; gatewayRuntimeScopeSurface?: string }> = [];
   const services: Array<{ id: string; start: () => unknown; stop?: () => unknown }> = [];
+  const methods = new Map<string, (request: { respond: (ok: boolean, payload: unknown) => void }) => unknown>();
   let agentListener: ((event: Record<string, unknown>) => void) | undefined;
   const api = {
     id: "vercel-sandbox",
@@ -34,14 +35,38 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
     registerService: (service: (typeof services)[number]) => services.push(service),
     registerHttpRoute: (route: (typeof routes)[number]) => routes.push(route),
     registerCli: () => undefined,
-    registerGatewayMethod: () => undefined,
+    registerGatewayMethod: (name: string, handler: Parameters<typeof methods.set>[1]) => methods.set(name, handler),
     on: (name: string, handler: Handler) => hooks.set(name, [...(hooks.get(name) ?? []), handler]),
   };
   const fire = (name: string, event: Record<string, unknown> = {}) => hooks.get(name)?.map((h) => h(event, {}));
-  return { api, hooks, routes, services, fire, agentEvent: (event: Record<string, unknown>) => agentListener?.(event) };
+  const call = (name: string) => {
+    let answer: unknown;
+    methods.get(name)?.({ respond: (_ok, payload) => (answer = payload) });
+    return answer as Record<string, unknown> | undefined;
+  };
+  return {
+    api,
+    hooks,
+    routes,
+    services,
+    fire,
+    call,
+    agentEvent: (event: Record<string, unknown>) => agentListener?.(event),
+  };
 }
 
 describe("plugin entry: suspend wiring", () => {
+  it("the read-only status method shows the idle clock only when sleep and wake is configured", () => {
+    const without = fakeApi({});
+    entry.register(without.api as never);
+    expect(without.call("vercelSandbox.status")).toMatchObject({ idle: null });
+    const withSuspend = fakeApi({ suspend: { idleAfter: "10m" } });
+    entry.register(withSuspend.api as never);
+    withSuspend.fire("message_received");
+    const idle = (withSuspend.call("vercelSandbox.status") as { idle: Record<string, unknown> }).idle;
+    expect(idle).toMatchObject({ idleAfterMs: 600_000, activeTurns: 0 });
+  });
+
   it("without a suspend block registers no routes, hooks or resident", () => {
     const fake = fakeApi({});
     entry.register(fake.api as never);
