@@ -14,10 +14,17 @@ export function backendFrom(env: NodeJS.ProcessEnv): Backend {
 }
 
 /**
- * The steps that cannot run against Vercel from this machine, and why: VM1 on Vercel must call the scripted
- * model and the host, which run here without an address a Vercel sandbox can reach.
+ * Why the cycle cannot run against Vercel from this machine, step by step: a Vercel VM1 would have to call the
+ * scripted model and the host, and both run here, without an address a Vercel sandbox can reach.
  */
-export const VERCEL_UNREACHABLE =
-  "VM1 on Vercel must reach the scripted model and the host (its idle notifications), which run on this machine " +
-  "without a public address; deploy the host (examples/host) and a model endpoint VM1 can reach, or unset the " +
-  "Vercel credentials to run the whole cycle on the embedded emulator";
+export const VERCEL_NOT_RUN: ReadonlyArray<[step: string, why: string]> = [
+  [
+    "1. VM1 on Vercel (gateway + plugin)",
+    "not started: nothing after it could run (below), and a VM1 left waiting would be billed",
+  ],
+  ["3. agent turns", "the scripted model runs on this machine, which has no address a Vercel sandbox can reach"],
+  [
+    "2, 5, 6. host (messages, idle notification, sleep and wake)",
+    "VM1 notifies the host over HTTP; deploy examples/host as a Vercel Function and point suspend.notifyUrl at it",
+  ],
+];

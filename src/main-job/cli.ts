@@ -1,6 +1,6 @@
 // `openclaw-vercel-sandbox start` (what `npm start` runs): says which backend it targets, runs the main job,
 // ends everything it started on Ctrl-C, and exits 0 only when the whole cycle ran and nothing was left behind.
-import { backendFrom, VERCEL_UNREACHABLE } from "./backend.js";
+import { backendFrom, VERCEL_NOT_RUN } from "./backend.js";
 import type { Log } from "./report.js";
 import { startMainJob } from "./run.js";
 import { onInterrupt } from "./teardown.js";
@@ -9,7 +9,7 @@ const INTRO = [
   "openclaw-vercel-sandbox main job: seed 000's cycle on this machine.",
   "  VM1 (a sandbox) runs the real OpenClaw gateway with this plugin; a host in front of it hands messages over;",
   "  a scripted model makes the agent run a command on VM2 (a worker sandbox our provider allocates and enrolls);",
-  "  then VM1 idles, sleeps to a checkpoint, and a third message wakes it. Takes about 5 minutes.",
+  "  then VM1 idles, sleeps to a checkpoint, and a third message wakes it. Takes 7-10 minutes.",
 ];
 
 export async function runStartCommand(argv: string[], log: Log = (line) => process.stdout.write(`${line}\n`)) {
@@ -17,8 +17,10 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
   const backend = backendFrom(process.env);
   for (const line of INTRO) log(line);
   if (backend.kind === "vercel") {
-    log(`Vercel credentials found (${backend.auth}): the main job targets Vercel, not the emulator.`);
-    log(`○ every phase: not run here: ${VERCEL_UNREACHABLE}. Nothing was created.`);
+    const scope = backend.teamId ? `, team ${backend.teamId}, project ${backend.projectId}` : "";
+    log(`Vercel credentials found (${backend.auth}${scope}): the main job targets Vercel, not the emulator.`);
+    for (const [step, why] of VERCEL_NOT_RUN) log(`○ ${step}: not run here: ${why}`);
+    log("Nothing was created. Unset VERCEL_OIDC_TOKEN and VERCEL_TOKEN to run the whole cycle on the emulator.");
     return 2;
   }
   log("No Vercel credentials in the environment: the sandboxes run on the embedded emulator (real Linux processes).");

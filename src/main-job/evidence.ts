@@ -31,7 +31,7 @@ export async function workerSteps(vm1: Sandbox): Promise<string[]> {
 }
 
 // Reads the secrets from its environment and walks the gateway's tree (not node_modules): argv holds no secret.
-const SCAN = `
+export const SECRET_SCAN = `
 const fs = require("node:fs"), path = require("node:path");
 const secrets = ["S1", "S2", "S3"].map((k) => process.env[k]).filter(Boolean);
 const hits = [];
@@ -51,7 +51,7 @@ process.stdout.write(JSON.stringify(hits));
 /** Files under VM1's gateway tree that hold any of `secrets`. */
 export async function secretsOnDisk(vm1: Sandbox, secrets: string[]): Promise<string[]> {
   const env = Object.fromEntries(secrets.map((s, i) => [`S${i + 1}`, s]));
-  const done = await vm1.runCommand({ cmd: "node", args: ["-e", SCAN, ROOT], env });
+  const done = await vm1.runCommand({ cmd: "node", args: ["-e", SECRET_SCAN, ROOT], env });
   if (done.exitCode !== 0) throw new Error(`the secret scan failed on VM1: ${(await done.stderr()).slice(-500)}`);
   return JSON.parse((await done.stdout()) || "[]") as string[];
 }

@@ -31,15 +31,6 @@ export class Progress {
     this.log(`    ${line}`);
   }
 
-  /** A step that cannot run here: says which and why (never faked). */
-  notRun(name: string, why: string): void {
-    this.log(`○ ${name}: not run here: ${why}`);
-  }
-
-  ms(name: string): number | undefined {
-    return this.phases.find((p) => p.name === name)?.ms;
-  }
-
   private done(name: string, started: number, ok: boolean): void {
     const ms = Math.round(performance.now() - started);
     this.phases.push({ name, ms, ok });

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { Teardown } from "./teardown.js";
+
+describe("Teardown", () => {
+  it("runs every step, last added first, and reports the ones that failed", async () => {
+    const order: string[] = [];
+    const teardown = new Teardown();
+    teardown.add("first", async () => order.push("first"));
+    teardown.add("second", async () => {
+      order.push("second");
+      throw new Error("boom");
+    });
+    teardown.add("third", async () => order.push("third"));
+    const logged: string[] = [];
+    expect(await teardown.run((line) => logged.push(line))).toEqual(["second"]);
+    expect(order).toEqual(["third", "second", "first"]);
+    expect(logged.join("\n")).toContain("second failed: boom");
+  });
+
+  it("runs once however often it is asked (Ctrl-C during the job's own teardown)", async () => {
+    let runs = 0;
+    const teardown = new Teardown();
+    teardown.add("count", async () => runs++);
+    await Promise.all([teardown.run(() => {}), teardown.run(() => {})]);
+    expect(runs).toBe(1);
+  });
+});

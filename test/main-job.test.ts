@@ -1,0 +1,97 @@
+// Issue 12's main job, as `npm start` runs it (shorter idle clock): VM1 on the emulator runs the real gateway with
+// the packed plugin; three messages through the host; the scripted model's exec runs on VM2 (the proof file is
+// there and not on VM1), the second message reuses the warm VM2, idle puts VM1 to sleep only after the suspend
+// handshake (VM2 reclaimed, one checkpoint), the third message wakes VM1 with a fresh gateway, and nothing is left:
+// no sandbox, no snapshot, no process, no host address, no secret on VM1's disk.
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type MainJob, type MainJobResult, startMainJob } from "../src/main-job/run.js";
+import { listProcesses } from "./gateway/process-table.js";
+import { ensureBuilt } from "./setup/build.js";
+
+const lines: string[] = [];
+let job: MainJob | undefined;
+let result: MainJobResult | undefined;
+
+function outcome(): MainJobResult {
+  if (!result) throw new Error("the main job did not complete (see beforeAll's output)");
+  return result;
+}
+
+function descendantsOf(pid: number): number[] {
+  const table = listProcesses().filter((p) => p.state !== "Z");
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const child of table.filter((p) => p.ppid === parent)) {
+      found.push(child.pid);
+      walk(child.pid);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+beforeAll(async () => {
+  await ensureBuilt(); // the job packs the built package, as `npm start` does after its build
+  job = startMainJob({ log: (line) => lines.push(line), timers: { idleAfter: "15s", pollInterval: "1s" } });
+  try {
+    result = await job.done;
+  } finally {
+    process.stderr.write(`[main job]\n${lines.join("\n")}\n`);
+  }
+}, 1_800_000);
+
+afterAll(async () => {
+  await job?.stop();
+}, 300_000);
+
+describe("npm start's main job on the embedded emulator", () => {
+  it("every reply carries the output of the command the model ran on VM2, not on VM1", () => {
+    const { messages } = outcome();
+    expect(messages).toHaveLength(3);
+    for (const message of messages) {
+      expect(message.text).toContain(message.proof);
+      expect(message.ranOn).toMatch(/\S/);
+      expect(message.ranOn).not.toBe(outcome().vm1Name);
+      expect(message.onVm1).toBe(false);
+    }
+  });
+
+  it("the first message creates VM2; the second reuses it and creates no sandbox", () => {
+    const [first, second] = outcome().messages;
+    expect(first!.sandboxesCreated).toBe(1);
+    expect(second!.sandboxesCreated).toBe(0);
+    expect(second!.ranOn).toBe(first!.ranOn);
+  });
+
+  it("idle: the host sleeps VM1 after a ready suspend; VM2 is reclaimed and VM1 has one checkpoint", () => {
+    const { sleep, afterSleep, messages } = outcome();
+    expect(sleep).toMatchObject({ slept: true });
+    expect(afterSleep.vm1Status).toBe("stopped");
+    expect(afterSleep.sandboxes).not.toContain(messages[0]!.ranOn);
+    expect(afterSleep.sandboxes).toEqual([]);
+    expect(afterSleep.checkpoints).toBe(1);
+  });
+
+  it("the third message wakes VM1 from its checkpoint with a fresh gateway process and gets a reply", () => {
+    const { messages, gatewayInstances } = outcome();
+    expect(messages[0]!.woke).toBe(false);
+    expect(messages[2]!.woke).toBe(true);
+    expect(gatewayInstances.afterWake).not.toBe(gatewayInstances.beforeSleep);
+  });
+
+  it("no secret reached VM1's disk, and the summary reports phases and nothing left behind", () => {
+    const { secretsOnVm1, summary } = outcome();
+    expect(secretsOnVm1).toEqual([]);
+    expect(summary).toMatchObject({ sandboxesLeft: 0, snapshotsLeft: 0, kept: false });
+    expect(summary.phases.every((p) => p.ok)).toBe(true);
+    expect(lines.some((line) => /^ {2}cold first reply .* wake to reply/.test(line))).toBe(true);
+  });
+
+  it("after the job no process it started is running and its host address is gone", () => {
+    outcome();
+    expect(descendantsOf(process.pid)).toEqual([]);
+    const links = execFileSync("ip", ["-o", "link", "show"], { encoding: "utf8" });
+    expect(links).not.toContain(`vsbjob-${process.pid.toString(36)}`);
+  });
+});
