@@ -1,7 +1,8 @@
 // The performance record's specs. The replay round trips the bench reports are a behaviour of the provider,
 // asserted here as counts against the emulator's request log; and `npm run bench` itself runs in a short mode
 // so it cannot rot: its JSON has every figure, and the counts in it are the ones the provider promises.
-// Nothing here asserts a time.
+// Nothing here asserts a time. The short mode skips the real-gateway suspend figure only (BENCH_GATEWAY=0):
+// test/gateway/suspend.test.ts drives the same POST /suspend → ready path on a real gateway.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -113,7 +114,14 @@ interface TripRow {
 }
 
 describe("npm run bench, short mode", () => {
-  const sizes = { BENCH_RUNS: "3", BENCH_DISTINCT: "6", BENCH_SAME: "4", BENCH_LEASES: "5" };
+  const sizes = {
+    BENCH_RUNS: "3",
+    BENCH_DISTINCT: "6",
+    BENCH_SAME: "4",
+    BENCH_LEASES: "5",
+    BENCH_GATEWAY: "0",
+    BENCH_WARM_PAIRS: "1",
+  };
   let dir: string;
   let stdout: string;
   // biome-ignore lint/suspicious/noExplicitAny: the record is JSON read back from disk; each spec names its fields.
@@ -143,11 +151,22 @@ describe("npm run bench, short mode", () => {
     return row;
   };
 
-  it("counts round trips: inspect is one lookup, a replay in the enrolling process creates nothing, and no operation beats its floor", () => {
+  it("counts round trips: inspect is one lookup, a replay in the enrolling process is a lookup and the bootstrap, and no operation beats its floor", () => {
     expect(trip("inspect")).toMatchObject({ requests: 1, creates: 0, pattern: ["GET /v2/sandboxes/:id 200"] });
     expect(trip("replay, same process, stand-in enroller")).toMatchObject({ requests: 1, creates: 0 });
-    expect(trip("replay, same process, real bootstrap").creates).toBe(0);
-    expect(trip("replay, same process, real bootstrap").pattern[0]).toBe("GET /v2/sandboxes/:id 200");
+    // The bootstrap travels in its command: no write, on the cold path or on replay.
+    expect(trip("cold provision, real bootstrap").pattern).toEqual([
+      "POST /v2/sandboxes 200",
+      "POST /v2/sandboxes/sessions/:id/network-policy 200",
+      "POST /v2/sandboxes/sessions/:id/cmd 200",
+      "POST /v2/sandboxes/sessions/:id/network-policy 200",
+    ]);
+    expect(trip("replay, same process, real bootstrap")).toMatchObject({
+      requests: 2,
+      creates: 0,
+      floor: 2,
+      pattern: ["GET /v2/sandboxes/:id 200", "POST /v2/sandboxes/sessions/:id/cmd 200"],
+    });
     expect(trip("replay, restarted gateway, real bootstrap").pattern[0]).toBe("POST /v2/sandboxes 409");
     for (const cold of ["cold provision, real bootstrap", "cold provision, stand-in enroller"]) {
       expect(trip(cold).creates).toBe(1);
@@ -160,6 +179,31 @@ describe("npm run bench, short mode", () => {
     for (const row of record.roundTrips.rows as TripRow[]) expect(row.requests).toBeGreaterThanOrEqual(row.floor);
     // The real bootstrap downloaded the artifact once: the replays adopted the node it started.
     expect(record.roundTrips.artifactDownloads).toBe(1);
+  });
+
+  it("provisions a project cold then warm: the warm one starts from the captured image and runs no preparation phase", () => {
+    const { cold, warm, ratio } = record.warmCold;
+    expect(record.warmCold).toMatchObject({ recipe: { onCreateCommand: "sleep 5" }, pairs: 1 });
+    expect(cold.samplesMs).toEqual([cold.wallMs]);
+    expect(warm.samplesMs).toEqual([warm.wallMs]);
+    expect(cold).toMatchObject({ start: "cold", event: "initial", captured: true, phases: ["onCreateCommand"] });
+    expect(cold.pattern).toContain("POST /v2/sandboxes/sessions/:id/snapshot 200");
+    expect(warm).toMatchObject({ start: "warm", event: "unchanged", captured: false, phases: [], creates: 1 });
+    expect(warm.pattern[0]).toBe("POST /v3/sandboxes 200");
+    expect(warm.pattern.filter((p: string) => p.includes("/snapshot "))).toEqual([]);
+    expect(warm.requests).toBeLessThan(cold.requests);
+    // The record and the table agree: the round-trip row is the warm start's requests, the ratios its figures.
+    expect(trip("warm provision (from a warm image), real bootstrap")).toMatchObject({
+      requests: warm.requests,
+      creates: 1,
+      floor: 4,
+      pattern: warm.pattern,
+    });
+    expect(ratio.requests).toBeCloseTo(warm.requests / cold.requests, 3);
+    expect(ratio.wall).toBeCloseTo(warm.wallMs / cold.wallMs, 3);
+    const percent = (n: number) => `${(n * 100).toFixed(1)} %`;
+    expect(stdout).toContain(`| warm / cold `);
+    expect(stdout).toContain(`Warm is ${percent(ratio.wall)} of cold in wall time`);
   });
 
   it("samples overhead for every operation on both sides, with the plugin's request count", () => {
@@ -204,15 +248,28 @@ describe("npm run bench, short mode", () => {
     expect(emulator).toEqual({ create: 1, "run true": 1, stop: 1, "resume + run true": 3, delete: 1 });
   });
 
-  it("prints the tables, with what is not built yet as n/a, and names the machine", () => {
+  it("prints the tables, names the machine and its load, skips only the real-gateway figure, and says what is not built", () => {
     expect(record.machine).toMatchObject({ nproc: expect.any(Number), node: process.version });
-    expect(record.notBuilt.figures.map((f: { figure: string }) => f.figure).join("\n")).toMatch(
-      /warm vs cold[\s\S]*suspend/,
-    );
-    for (const heading of ["**Round trips per operation**", "**Plugin overhead**", "**Concurrency**", "**Memory**"]) {
+    expect(record.machine.loadAverage1m).toEqual({ start: expect.any(Number), end: expect.any(Number) });
+    for (const heading of [
+      "**Round trips per operation**",
+      "**Warm vs cold provision**",
+      "**Plugin overhead**",
+      "**Concurrency**",
+      "**Memory**",
+      "**Suspend**",
+      "**Not built**",
+    ]) {
       expect(stdout).toContain(heading);
     }
-    expect(stdout).toMatch(/\| warm provision \(from a warm image\) +\| n\/a \(not built yet\) +\|/);
-    expect(stdout.match(/n\/a \(not built yet\)/g)).toHaveLength(3);
+    expect(stdout).toMatch(
+      /\| warm provision \(from a warm image\), real bootstrap +\| \d+ +\| 1 +\| 4 +\| create \(v3\), /,
+    );
+    expect(record.suspend.skipped).toMatch(/test\/gateway\/suspend\.test\.ts/);
+    expect(stdout).toMatch(/\| 0 +\| skipped +\| BENCH_GATEWAY=0/);
+    expect(record.notBuilt.map((f: { figure: string }) => f.figure)).toEqual([
+      "memory inside a real gateway process with 50 tracked leases",
+    ]);
+    expect(stdout.match(/n\/a \(not built\)/g)).toHaveLength(1);
   });
 });

@@ -1,8 +1,9 @@
 // The gateway's half of a real node enrollment, for counting the real enroller's requests: an HTTPS stand-in
 // for the gateway's artifact route (self-signed, so the descriptor pins its fingerprint) serving a packed
-// stand-in `openclaw` CLI (the enrollment specs' fixture node), and provision options whose enrollment points
-// at it. The bootstrap program runs for real on the emulator's sandbox: it downloads, verifies, installs with
-// npm and starts the fixture node, whose identity file is the device id the gateway "sees".
+// stand-in `openclaw` CLI (the enrollment specs' fixture node) and a worker archive as core publishes it, and
+// provision options whose enrollment (and, for warm images, runtime preparation) points at it. The bootstrap
+// program runs for real on the emulator's sandbox: it downloads, verifies, installs with npm and starts the
+// fixture node, whose identity file is the device id the gateway "sees".
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -51,20 +52,35 @@ function selfSigned(dir) {
 export async function startEnrollmentGateway(connection) {
   const dir = mkdtempSync(join(tmpdir(), "bench-gateway-"));
   const artifact = packFixtureNode(dir);
+  // Its bytes do not matter to the provider, only its digest: the runtime action publishes it as it is.
+  const workerBytes = randomBytes(4096);
+  const worker = { bytes: workerBytes, sha256: createHash("sha256").update(workerBytes).digest("hex") };
+  const served = new Map([artifact, worker].map((a) => [`/__openclaw__/worker-bootstrap/artifacts/${a.sha256}`, a]));
   const tls = selfSigned(dir);
   const token = `bench-bootstrap-${randomBytes(16).toString("hex")}`;
   let downloads = 0;
   const server = createServer(tls, (req, res) => {
-    const wanted = req.url === `/__openclaw__/worker-bootstrap/artifacts/${artifact.sha256}`;
+    const wanted = served.get(req.url);
     if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end();
     if (!wanted) return void res.writeHead(404).end();
-    downloads += 1;
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": artifact.bytes.length });
-    res.end(artifact.bytes);
+    if (wanted === artifact) downloads += 1;
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": wanted.bytes.length });
+    res.end(wanted.bytes);
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `https://127.0.0.1:${server.address().port}/__openclaw__/worker-bootstrap/artifacts/${artifact.sha256}`;
+  const urlOf = (sha256) =>
+    `https://127.0.0.1:${server.address().port}/__openclaw__/worker-bootstrap/artifacts/${sha256}`;
+  const url = urlOf(artifact.sha256);
   const fingerprint = new X509Certificate(tls.cert).fingerprint256;
+  const runtime = {
+    url,
+    token,
+    sha256: artifact.sha256,
+    bytes: artifact.bytes.length,
+    openclawVersion: VERSION,
+    enabledPluginIds: [],
+    tlsFingerprint: fingerprint,
+  };
 
   async function deviceOf(sandboxName, leaseId) {
     const path = `${HOME}/.openclaw/cloud-workers/${leaseId}/identity.json`;
@@ -78,22 +94,27 @@ export async function startEnrollmentGateway(connection) {
   }
 
   return {
+    /** How many times the runtime (the fixture node) was downloaded. */
     downloads: () => downloads,
+    /** `prepareNodeRuntime` as core hands it over for a warm image: the runtime and the worker archive. */
+    prepareNodeRuntime: async () => ({
+      nodeBootstrap: runtime,
+      workerBundle: {
+        url: urlOf(worker.sha256),
+        token,
+        sha256: worker.sha256,
+        bytes: worker.bytes.length,
+        tlsFingerprint: fingerprint,
+        packageRelativePath: `worker-archives/${worker.sha256}.tgz`,
+      },
+    }),
     /** Provision options as the gateway passes them; `mode: "resume"` is a restarted gateway's replay. */
     options(sandboxName, leaseId, mode = "connect") {
       return {
         executionMode: "worker-turn",
         beginNodeEnrollment: async () => {
           const common = {
-            nodeBootstrap: {
-              url,
-              token,
-              sha256: artifact.sha256,
-              bytes: artifact.bytes.length,
-              openclawVersion: VERSION,
-              enabledPluginIds: [],
-              tlsFingerprint: fingerprint,
-            },
+            nodeBootstrap: runtime,
             openclawVersion: VERSION,
             displayName: "Cloud worker bench",
             waitForDeviceId: () => deviceOf(sandboxName, leaseId),

@@ -1,5 +1,5 @@
 // Turns the bench's JSON record into the Markdown tables it prints (and the README shows).
-const NOT_BUILT = "n/a (not built yet)";
+const NOT_BUILT = "n/a (not built)";
 
 /** A Markdown table with its columns padded, as the README's formatter writes it. */
 function table(header, rows) {
@@ -11,7 +11,10 @@ function table(header, rows) {
 
 /** `POST /v2/sandboxes/sessions/:id/network-policy 200` → `policy`; a status other than 200 is kept. */
 const SHORT = [
-  [/^POST \/v[23]\/sandboxes /, "create"],
+  [/^POST \/v2\/sandboxes /, "create"],
+  [/^POST \/v3\/sandboxes /, "create (v3)"],
+  [/\/snapshot /, "snapshot"],
+  [/^PATCH \/v2\/sandboxes\/:id /, "restore"],
   [/^GET \/v2\/sandboxes\/:id /, "get"],
   [/^DELETE \/v2\/sandboxes\/:id /, "delete"],
   [/\/network-policy /, "policy"],
@@ -27,24 +30,73 @@ function short(request) {
 
 const ms = ({ p50, p95 }) => `${p50} / ${p95}`;
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+const percent = (ratio) => `${(ratio * 100).toFixed(1)} %`;
+
+function warmCold(out, { recipe, goal, pairs, cold, warm, ratio }) {
+  out.push(
+    "",
+    `**Warm vs cold provision** (real bootstrap; recipe \`${JSON.stringify(recipe)}\`; ${pairs} projects, each ` +
+      `provisioned cold then warm; wall ms = median; goal warm <= ${percent(goal)} of cold)`,
+    "",
+  );
+  const row = (label, r) => [label, r.wallMs, r.requests, r.creates, r.phases.join(", ") || "none", r.captured];
+  out.push(
+    table(
+      ["provision", "wall ms", "requests", "create requests", "preparation phases run", "image captured"],
+      [
+        row(`cold (${cold.start}, ${cold.event})`, cold),
+        row(`warm (${warm.start} from the image, ${warm.event})`, warm),
+        ["warm / cold", percent(ratio.wall), percent(ratio.requests), "", "", ""],
+      ],
+    ),
+  );
+  const met = ratio.wall <= goal ? "met" : "not met";
+  out.push(
+    "",
+    `Warm is ${percent(ratio.wall)} of cold in wall time: the goal (<= ${percent(goal)}) is ${met}. ` +
+      `Samples ms: cold ${cold.samplesMs.join(", ")}; warm ${warm.samplesMs.join(", ")}.`,
+  );
+}
+
+function suspendFigure(out, suspend) {
+  out.push("", "**Suspend**: POST /vercel-sandbox/v1/suspend → ready on an idle real gateway, then resume", "");
+  if (suspend.skipped || suspend.failed) {
+    const [value, why] = suspend.skipped ? ["skipped", suspend.skipped] : ["failed", suspend.failed];
+    out.push(table(["runs", "median ms", "why"], [[0, value, why]]));
+    return;
+  }
+  out.push(
+    table(
+      ["runs", "median ms", "max ms", "first after start ms", "gateway RSS (idle)"],
+      [[suspend.runs, suspend.medianMs, suspend.maxMs, suspend.firstAfterStart.ms, mib(suspend.gatewayRssBytes)]],
+    ),
+  );
+  out.push(
+    "",
+    `Where: ${suspend.where}. Samples ms: ${suspend.samplesMs.join(", ")}; POSTs per run (more than one: ` +
+      `the gateway answered draining or busy first): ${suspend.postsPerRun.join(", ")}; first after start: ` +
+      `${suspend.firstAfterStart.posts}.`,
+  );
+}
 
 export function markdown(record) {
   const { machine, roundTrips, overhead, concurrency, memory, emulator, notBuilt } = record;
   const out = [];
+  const load = machine.loadAverage1m;
   out.push(
     `Machine: ${machine.nproc} CPUs (\`nproc\`), ${machine.cpu}, Node ${machine.node}, ${machine.platform}; ` +
-      `@vercel/sandbox ${machine.sdk}; ${record.runs} runs per sampled figure; ${machine.date}.`,
+      `@vercel/sandbox ${machine.sdk}; ${record.runs} runs per sampled figure; ${machine.date}; ` +
+      `load average (1 min) ${load.start} at start, ${load.end} at end${machine.note ? `; ${machine.note}` : ""}.`,
   );
   out.push("", "**Round trips per operation** (the plugin's own Vercel requests; floor = the least it could need)", "");
   out.push(
     table(
       ["operation", "requests", "create requests", "floor", "requests made"],
-      [
-        ...roundTrips.rows.map((r) => [r.operation, r.requests, r.creates, r.floor, r.pattern.map(short).join(", ")]),
-        ...notBuilt.roundTrips.map((r) => [r.operation, NOT_BUILT, "", r.floor, r.reason]),
-      ],
+      roundTrips.rows.map((r) => [r.operation, r.requests, r.creates, r.floor, r.pattern.map(short).join(", ")]),
     ),
   );
+  warmCold(out, record.warmCold);
   out.push(
     "",
     `**Plugin overhead** (wall time minus the emulator's service time, ms, p50 / p95 over ${record.runs} runs) ` +
@@ -87,11 +139,12 @@ export function markdown(record) {
       emulator.rows.map((r) => [r.operation, r.requestsPerOp, ms(r.serviceMs), `${r.xSpawnTrue}×`]),
     ),
   );
-  out.push("", "**Not built yet**", "");
+  suspendFigure(out, record.suspend);
+  out.push("", "**Not built**", "");
   out.push(
     table(
       ["figure", "value", "why"],
-      notBuilt.figures.map((f) => [f.figure, NOT_BUILT, f.reason]),
+      notBuilt.map((f) => [f.figure, NOT_BUILT, f.reason]),
     ),
   );
   return out.join("\n");

@@ -1,5 +1,5 @@
 // Memory: the plugin's heap and RSS growth with N tracked leases, measured in a Node process of its own that
-// holds only the provider (memory-child.mjs); not inside a real gateway process.
+// holds only the provider (memory-child.mjs); not inside a real gateway process (run.mjs's notBuilt says why).
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -21,7 +21,9 @@ export async function memory(api, leases) {
   });
   const figures = JSON.parse(stdout.trim().split("\n").pop());
   return {
-    where: "in a Node process of its own holding only the provider, not inside a real gateway process",
+    where:
+      "in a Node process of its own holding only the built provider (stand-in enroller, keepalive armed for " +
+      "each lease), not inside a real gateway process (see Not built)",
     ...figures,
     heapPerLeaseBytes: Math.round(figures.heapGrowthBytes / figures.leases),
   };
