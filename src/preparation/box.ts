@@ -24,14 +24,8 @@ export class PreparationStepError extends Error {
 export function projectTransport(box: SandboxBox) {
   return {
     async runScript(script: string, signal: AbortSignal): Promise<string> {
-      const file = `/tmp/openclaw-vercel-sandbox/project-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}.sh`;
-      await box.writeFiles([{ path: file, content: script, mode: 0o600 }], signal);
-      const result = await box.run({
-        cmd: "sh",
-        args: ["-c", 'sh "$1"; status=$?; rm -f "$1"; exit $status', "sh", file],
-        timeoutMs: SCRIPT_TIMEOUT_MS,
-        signal,
-      });
+      // In the command, never a file on the box (the same rule as our own programs); core's scripts are small.
+      const result = await box.run({ cmd: "sh", args: ["-c", script], timeoutMs: SCRIPT_TIMEOUT_MS, signal });
       if (result.exitCode !== 0) {
         const said = redact(`${result.stderr}`.trim()).slice(-2000);
         throw new PreparationStepError("project", `project preparation script exited ${result.exitCode}: ${said}`);

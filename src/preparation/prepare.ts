@@ -70,7 +70,6 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   };
 
   current();
-  await input.openEgress({});
   const seed = await preparation.prepare(projectTransport(box));
   current();
   const at = { project: checkoutNameOf(preparation.key), baseCommit: preparation.baseCommit };
@@ -112,7 +111,11 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     return { sandbox, recipe, checkout: synced.checkout, diagnostics };
   };
 
-  const ran = await runPhases(planPhases(recipe, event), recipe, { box, cwd: synced.checkout, signal });
+  const phases = planPhases(recipe, event);
+  // Egress opens only for work that needs it (the recipe's commands, the runtime download): a warm start at
+  // the same commit never changes the policy before enrollment does.
+  if (phases.length > 0) await input.openEgress({});
+  const ran = await runPhases(phases, recipe, { box, cwd: synced.checkout, signal });
   current();
   diagnostics.phases = ran.reports.map(({ outputTail: _tail, reason: _reason, ...report }) => report);
   if (ran.failed) {
@@ -125,8 +128,11 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
     return finish(input.sandbox);
   }
-  await recordPreparation(box, { ...at, identity: recipe.identity }, signal);
-  current();
+  // The record already says so when nothing changed (a warm start at the same commit and recipe).
+  if (event !== "unchanged") {
+    await recordPreparation(box, { ...at, identity: recipe.identity }, signal);
+    current();
+  }
 
   const skip = await captureSkipReason(input, event, now());
   if (skip) {
