@@ -32,10 +32,11 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
   try {
     const result = await job.done;
     if (keep) {
-      log("--keep: VM1 and its checkpoints stay until you press Ctrl-C.");
+      unsubscribe();
+      log("--keep: the emulator, its sandboxes and snapshots stay until you press Ctrl-C.");
       await new Promise<void>((resolve) => onInterrupt(() => resolve()));
-      await job.stop();
-      return 0;
+      const failed = await job.stop();
+      return failed.length === 0 ? 0 : 1;
     }
     const clean = result.summary.sandboxesLeft === 0 && result.summary.snapshotsLeft === 0;
     if (!clean) log("✗ something was left behind (see the summary)");

@@ -27,7 +27,7 @@ export async function workerSteps(vm1: Sandbox): Promise<string[]> {
   return out
     .split("\n")
     .filter(Boolean)
-    .map((line) => line.replace(/^vercel-sandbox /, ""));
+    .map((line) => line.replace(/^vercel-sandbox (vsb_[0-9a-f]{6})[0-9a-f]*/, "$1…").slice(0, 120));
 }
 
 // Reads the secrets from its environment and walks the gateway's tree (not node_modules): argv holds no secret.

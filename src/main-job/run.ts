@@ -81,7 +81,8 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       for (const s of await sandboxes()) await (await Sandbox.get({ ...connection, name: s.name })).delete();
       for (const s of await snapshots()) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
     };
-    teardown.add("delete every sandbox and snapshot", () => deleteAll());
+    // On Vercel these would outlive the job; the emulator ends them with its close anyway.
+    teardown.add("delete every sandbox and snapshot", () => (options.keep ? Promise.resolve() : deleteAll()));
 
     const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
     progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
