@@ -35,6 +35,7 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
       unsubscribe();
       log("--keep: the emulator, its sandboxes and snapshots stay until you press Ctrl-C.");
       await new Promise<void>((resolve) => onInterrupt(() => resolve()));
+      log("ending everything the main job started…");
       const failed = await job.stop();
       return failed.length === 0 ? 0 : 1;
     }

@@ -149,7 +149,8 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(
       `before teardown: ${(await sandboxes()).length} sandbox(es), ${(await snapshots()).length} snapshot(s) (VM1 checkpoints and worker images)`,
     );
-    const left = await progress.phase("Teardown: delete sandboxes and snapshots", async () => {
+    const teardownPhase = options.keep ? "Count what is kept (--keep)" : "Teardown: delete sandboxes and snapshots";
+    const left = await progress.phase(teardownPhase, async () => {
       if (!options.keep) await deleteAll();
       return { sandboxes: (await sandboxes()).length, snapshots: (await snapshots()).length };
     });

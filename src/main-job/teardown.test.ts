@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Teardown } from "./teardown.js";
+import { onInterrupt, REPEAT_MS, Teardown } from "./teardown.js";
 
 describe("Teardown", () => {
   it("runs every step, last added first, and reports the ones that failed", async () => {
@@ -23,5 +23,32 @@ describe("Teardown", () => {
     teardown.add("count", async () => runs++);
     await Promise.all([teardown.run(() => {}), teardown.run(() => {})]);
     expect(runs).toBe(1);
+  });
+});
+
+describe("onInterrupt", () => {
+  it("calls back once for a signal delivered twice at once (terminal and forwarding parent)", () => {
+    let calls = 0;
+    let clock = 0;
+    const exit = process.exit;
+    const exits: unknown[] = [];
+    process.exit = ((code?: number) => void exits.push(code)) as typeof process.exit;
+    const unsubscribe = onInterrupt(
+      () => calls++,
+      () => clock,
+    );
+    try {
+      process.emit("SIGINT", "SIGINT");
+      clock = 10;
+      process.emit("SIGINT", "SIGINT");
+      expect(calls).toBe(1);
+      expect(exits).toEqual([]);
+      clock = 10 + REPEAT_MS;
+      process.emit("SIGINT", "SIGINT");
+      expect(exits).toEqual([130]);
+    } finally {
+      unsubscribe();
+      process.exit = exit;
+    }
   });
 });

@@ -29,12 +29,24 @@ export class Teardown {
   }
 }
 
-/** Calls `onSignal` on the first SIGINT/SIGTERM; a second signal exits at once. Returns the unsubscribe. */
-export function onInterrupt(onSignal: (signal: NodeJS.Signals) => void): () => void {
-  let seen = false;
+/**
+ * A Ctrl-C often arrives twice within milliseconds: the terminal signals the whole process group, and a parent
+ * that forwards signals (scripts/node24.mjs, npm) sends it again. Only a repeat after this long is a second press.
+ */
+export const REPEAT_MS = 1_500;
+
+/**
+ * Calls `onSignal` on the first SIGINT/SIGTERM; a second press (a signal more than REPEAT_MS later) exits at once
+ * without waiting for the teardown. Returns the unsubscribe.
+ */
+export function onInterrupt(onSignal: (signal: NodeJS.Signals) => void, now = () => performance.now()): () => void {
+  let firstAt: number | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    if (seen) process.exit(130);
-    seen = true;
+    if (firstAt !== undefined) {
+      if (now() - firstAt > REPEAT_MS) process.exit(130);
+      return;
+    }
+    firstAt = now();
     onSignal(signal);
   };
   process.on("SIGINT", handler);
