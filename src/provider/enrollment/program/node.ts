@@ -44,6 +44,14 @@ function launchArgv() {
   return [cliOf(RUNTIME), "node", "run"].concat(common);
 }
 
+/** Resolves (with "") once the node has removed its setup-code file, or when the grace ends. */
+async function codeTaken(until) {
+  let over = false;
+  until.then(() => (over = true));
+  while (!over && fs.existsSync(FILES.setupCode)) await new Promise((r) => setTimeout(r, 25));
+  return "";
+}
+
 async function launch() {
   if (PLAN.mode === "connect") {
     fs.rmSync(FILES.setupCode, { force: true });
@@ -60,8 +68,10 @@ async function launch() {
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code === null ? "signal " + signal : "code " + code)));
   const spawnError = new Promise((resolve) => child.once("error", (error) => resolve("spawn error " + error.message)));
   // A node that dies at once (bad runtime, refused arguments) is reported now, with its log, rather than
-  // after the gateway's long wait for a device that will never come.
-  const early = await Promise.race([exited, spawnError, new Promise((r) => setTimeout(r, PLAN.timings.launchGraceMs, ""))]);
+  // after the gateway's long wait for a device that will never come. A connecting node that has taken its
+  // setup code (openclaw connect removes the target file once read) is past that point: no need to wait on.
+  const grace = new Promise((r) => setTimeout(r, PLAN.timings.launchGraceMs, ""));
+  const early = await Promise.race([exited, spawnError, PLAN.mode === "connect" ? Promise.race([grace, codeTaken(grace)]) : grace]);
   if (early) {
     fs.rmSync(FILES.setupCode, { force: true });
     throw fail("launch", "node-exited", "the node exited right after it started (" + early + "); its log ends: " + tail(FILES.log, 1000));
