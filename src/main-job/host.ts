@@ -25,7 +25,11 @@ export interface HostOptions {
 export interface Reply {
   text: string;
   woke: boolean;
+  /** From the message's arrival to the reply. */
   ms: number;
+  /** Of which waking VM1, and placing the session on VM2 (its allocation, preparation and enrollment). */
+  wakeMs: number;
+  placeMs: number;
 }
 
 export class JobHost {
@@ -97,14 +101,21 @@ export class JobHost {
     this.inFlight++;
     try {
       await this.sleeping;
+      const since = (mark: number) => Math.round(performance.now() - mark);
       const woke = (await this.vm1()).status !== "running";
       if (woke) {
         const response = await fetch(`${this.url}/message`, { method: "POST", body: "{}" });
         if (!response.ok) throw new Error(`the host could not wake VM1: ${response.status} ${await response.text()}`);
       }
-      if (!this.placed) await this.placeSession();
+      const wakeMs = woke ? since(started) : 0;
+      let placeMs = 0;
+      if (!this.placed) {
+        const placing = performance.now();
+        await this.placeSession();
+        placeMs = since(placing);
+      }
       const reply = await this.chat(text);
-      return { text: reply, woke, ms: Math.round(performance.now() - started) };
+      return { text: reply, woke, ms: since(started), wakeMs, placeMs };
     } finally {
       this.inFlight--;
     }

@@ -9,11 +9,12 @@ import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { gatewayInstance, PROOF_FILE, proofsOn, secretsOnDisk, workerSteps } from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
 import { packPlugin } from "./package.js";
-import { closingNote, type Log, Progress, type Summary, summaryLines } from "./report.js";
+import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
 import { type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
 import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, PACKAGE_REGISTRY, type Timers } from "./topology.js";
 import * as vm1 from "./vm1.js";
+import { waitUntil } from "./wait.js";
 
 export interface MainJobOptions {
   log?: Log;
@@ -96,6 +97,11 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       const outcome = await locateProof(reply, proof, creates() - before);
       messages.push(outcome);
       progress.note(`reply: ${JSON.stringify(reply.text.slice(0, 160))}`);
+      const parts = [
+        reply.woke && `waking VM1 ${seconds(reply.wakeMs)}`,
+        reply.placeMs > 0 && `placing the session on VM2 ${seconds(reply.placeMs)}`,
+      ];
+      if (parts.some(Boolean)) progress.note(`of which ${parts.filter(Boolean).join(", ")}`);
       progress.note(
         `${proof} found on ${outcome.ranOn ?? "no worker"}${outcome.onVm1 ? " AND on VM1" : ""}; sandboxes created: ${outcome.sandboxesCreated}`,
       );
@@ -240,18 +246,3 @@ async function buildVm1(
 }
 
 const hex = (bytes = 24) => randomBytes(bytes).toString("hex");
-
-export async function waitUntil<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    if (performance.now() > deadline)
-      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
-}

@@ -1,0 +1,17 @@
+// Polling for something the job cannot be told about (a gateway's readiness, the host's sleep), with a bound.
+
+/** Resolves with the first truthy value `probe` gives; a throwing probe counts as not yet. */
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
