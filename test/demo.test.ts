@@ -1,10 +1,11 @@
-// The README's main job (`npm start`) must keep working: both halves of the demo run to completion.
+// `npm run demo:sdk`, the SDK walk-through of the emulator and the provider, must keep working: both halves run
+// to completion. (The README's main job, `npm start`, is test/main-job.test.ts.)
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN, SETUP_CODE } from "../src/conformance/fixtures.js";
 import { runEmulatorDemo } from "../src/emulator/demo.js";
 import { runProviderDemo } from "../src/provider-demo.js";
 
-describe("the main job", () => {
+describe("the SDK walk-through", () => {
   it("the emulator lifecycle and the provider lifecycle both finish and leave nothing behind", async () => {
     const lines: string[] = [];
     await runEmulatorDemo((line) => lines.push(line));
