@@ -103,6 +103,13 @@ describe("warm images", () => {
     expect(images.map((i) => i.snapshotId)).toEqual([diagnostics?.imageId]);
     expect(images[0]).toMatchObject({ baseCommit: firstCommit, sourceLeaseId: cold.leaseId, state: "ready" });
     // The worker continues from the image: the preparation's results and the post-binding phases are there.
+    expect(h.logs).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `${cold.leaseId}: preparation cold initial, recipe devcontainer; onCreateCommand ok \\d+ ms, updateContentCommand ok \\d+ ms; captured image ${diagnostics?.imageId}`,
+        ),
+      ),
+    );
     const out = await h.sh(cold.leaseId, "cat $HOME/prep.log $HOME/post.log");
     expect(out).toBe(`created\nupdated ${firstCommit.slice(0, 7)}\npost-create\npost-start\n`);
   }, 240_000);

@@ -125,6 +125,13 @@ export async function prepareStep(
     },
     signal: run.options.signal,
   });
+  const d = outcome.diagnostics;
+  const phases = d.phases.map((p) => `${p.phase} ${p.ok ? "ok" : "failed"} ${p.ms} ms`).join(", ") || "no phase";
+  const image = d.captured ? `captured image ${d.imageId}` : `no capture: ${d.captureSkipped}`;
+  context.logger.info?.(
+    `vercel-sandbox ${leaseId}: preparation ${d.start} ${d.event}, recipe ${d.recipe.source}; ${phases}; ${image}`,
+  );
+  for (const warning of d.recipe.warnings) context.logger.warn(`vercel-sandbox ${leaseId}: recipe: ${warning}`);
   await images.store.advanceChoice(leaseId, "prepared");
   context.step("prepared", leaseId);
   return outcome;
