@@ -10,7 +10,7 @@ import { registerStatusMethod, registerVercelSandboxCli } from "./cli/index.js";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
 import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
-import { registerSuspend } from "./suspend/index.js";
+import { registerSuspend, type SuspendView } from "./suspend/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
 
@@ -58,11 +58,17 @@ export default definePluginEntry({
     }
     const stateDir = api.runtime.state.resolveStateDir(process.env);
     const embedded = embeddedEmulator();
+    let suspend: SuspendView | undefined;
     const provider = createVercelSandboxProvider({
       logger: { info: (m) => api.logger.info(m), warn: (m) => api.logger.warn(m) },
       scope: config.scope ?? defaultScope(stateDir),
       stateDir,
       embeddedBackend: () => embedded.backend(),
+      // A worker being provisioned is activity: a dispatch places the session before any turn runs.
+      activity: {
+        provisionStarted: (leaseId) => suspend?.provisionStarted(leaseId),
+        provisionEnded: (leaseId) => suspend?.provisionEnded(leaseId),
+      },
     });
     api.registerWorkerProvider(provider);
     api.registerService({
@@ -74,7 +80,7 @@ export default definePluginEntry({
       },
     });
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
-    const suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
+    suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
     registerStatusMethod(api, { keepaliveLeases: () => provider.keepaliveLeases(), idle: suspend?.idle });
   },
 });

@@ -21,6 +21,7 @@ export interface IdleStatus {
   idleAfterMs: number;
   activeTurns: number;
   activeModelCalls: number;
+  activeProvisions: number;
   fence: { sinceMs: number } | null;
   deadlineAtMs: number | null;
   deadlineMarginMs: number;
@@ -50,6 +51,7 @@ export function idleStatus({ clock, policy }: IdleSource): IdleStatus {
     idleAfterMs: policy.idleMs,
     activeTurns: clock.activeTurns,
     activeModelCalls: clock.activeModelCalls,
+    activeProvisions: clock.activeProvisions,
     fence: clock.fence ? { sinceMs: clock.fence.sinceMs } : null,
     deadlineAtMs: policy.deadlineAtMs ?? null,
     deadlineMarginMs: policy.deadlineMarginMs,

@@ -92,7 +92,7 @@ function idleLine(idle: IdleStatus | null): string {
   if (!idle) return "idle clock: not running (no `suspend` block in the plugin config)";
   const parts = [
     `idle ${formatDuration(idle.idleMs)} of ${formatDuration(idle.idleAfterMs)}`,
-    `turns ${idle.activeTurns}, model calls ${idle.activeModelCalls}`,
+    `turns ${idle.activeTurns}, model calls ${idle.activeModelCalls}, provisions ${idle.activeProvisions}`,
     idle.fence ? `FENCED ${formatDuration(idle.nowMs - idle.fence.sinceMs)} ago` : "fence: none",
     idle.deadlineAtMs === null ? "deadline: none" : `deadline in ${formatDuration(idle.deadlineAtMs - idle.nowMs)}`,
   ];

@@ -60,6 +60,8 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   absenceProof?: AbsenceProof;
   /** How long a create that conflicted waits for the sandbox of its name to appear; about 12 s by default. */
   adoptLookups?: AdoptLookups;
+  /** Told when a provision starts and settles (the plugin's idle clock counts it as activity). */
+  activity?: { provisionStarted(leaseId: string): void; provisionEnded(leaseId: string): void };
 }
 
 export type VercelSandboxProvider = WorkerProvider & {
@@ -265,6 +267,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       provisionOptions.signal?.throwIfAborted();
       const running = inflight.get(allocation.leaseId);
       if (running) return running;
+      options.activity?.provisionStarted(allocation.leaseId);
       const attempt = serial
         .run(allocation.leaseId, () => provisionLocked(settings, profile, allocation, vcpus, provisionOptions))
         .catch((error: unknown) => {
@@ -273,7 +276,10 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
           forgetSecrets(allocation.leaseId);
           throw out;
         })
-        .finally(() => inflight.delete(allocation.leaseId));
+        .finally(() => {
+          inflight.delete(allocation.leaseId);
+          options.activity?.provisionEnded(allocation.leaseId);
+        });
       inflight.set(allocation.leaseId, attempt);
       return attempt;
     },

@@ -1,9 +1,10 @@
 // The idle clock: what the resident knows about activity on this gateway, kept in memory. Accepted work
-// (an inbound message), model calls and tool calls reset it; a turn in flight (run start → end) and a model call
-// in flight keep the gateway busy; status polls and health checks never touch it. A failed turn fences the
+// (an inbound message), model calls and tool calls reset it; a turn in flight (run start → end), a model call
+// in flight and a cloud worker being provisioned (which no turn covers: a dispatch places the session first)
+// keep the gateway busy; status polls and health checks never touch it. A failed turn fences the
 // resident (see decide.ts). Time comes from `now`, so every decision is a pure function of recorded facts.
 
-export type ActivityKind = "message" | "model-call" | "tool-call" | "turn";
+export type ActivityKind = "message" | "model-call" | "tool-call" | "turn" | "provision";
 
 export interface Fence {
   /** When the failed turn was seen. */
@@ -20,6 +21,8 @@ export interface ClockSnapshot {
   lastActivityKind: ActivityKind | "start";
   activeTurns: number;
   activeModelCalls: number;
+  /** Worker provisions in flight in this gateway's provider. */
+  activeProvisions: number;
   fence?: Fence;
 }
 
@@ -30,6 +33,7 @@ export class IdleClock {
   #lastActivityKind: ActivityKind | "start" = "start";
   readonly #turns = new Set<string>();
   readonly #calls = new Set<string>();
+  readonly #provisions = new Map<string, number>();
   #fence: Fence | undefined;
 
   constructor(now: () => number = Date.now) {
@@ -66,6 +70,19 @@ export class IdleClock {
     this.touch("model-call");
   }
 
+  /** A provision of `leaseId` started (concurrent attempts of one lease are counted apart). */
+  provisionStarted(leaseId: string): void {
+    this.#provisions.set(leaseId, (this.#provisions.get(leaseId) ?? 0) + 1);
+    this.touch("provision");
+  }
+
+  provisionEnded(leaseId: string): void {
+    const left = (this.#provisions.get(leaseId) ?? 1) - 1;
+    if (left > 0) this.#provisions.set(leaseId, left);
+    else this.#provisions.delete(leaseId);
+    this.touch("provision");
+  }
+
   /** A fresh clock (after resume): activity counts from now. The fence stays until a process restart. */
   restart(): void {
     this.#lastActivityMs = this.#now();
@@ -84,6 +101,7 @@ export class IdleClock {
       lastActivityKind: this.#lastActivityKind,
       activeTurns: this.#turns.size,
       activeModelCalls: this.#calls.size,
+      activeProvisions: [...this.#provisions.values()].reduce((sum, n) => sum + n, 0),
       ...(this.#fence ? { fence: { ...this.#fence } } : {}),
     };
   }

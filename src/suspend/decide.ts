@@ -1,5 +1,5 @@
 // Decisions over a clock snapshot, pure: is it time to ask the host to sleep us (idle, deadline near, fenced),
-// and may a suspend go ahead now. A turn or model call in flight always blocks sleep; a fence or a near
+// and may a suspend go ahead now. A turn, a model call or a worker provision in flight always blocks sleep; a fence or a near
 // deadline skip the idle wait but never that.
 
 import type { ClockSnapshot } from "./clock.js";
@@ -36,7 +36,7 @@ export function dueReason(clock: ClockSnapshot, policy: SleepPolicy): NotifyReas
 }
 
 export function isBusy(clock: ClockSnapshot): boolean {
-  return clock.activeTurns > 0 || clock.activeModelCalls > 0;
+  return clock.activeTurns > 0 || clock.activeModelCalls > 0 || clock.activeProvisions > 0;
 }
 
 /** Milliseconds until the clock would be idle (0 when it already is); busy clocks count a full interval. */

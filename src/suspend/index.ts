@@ -4,7 +4,7 @@
 export type { ClockSnapshot, Fence } from "./clock.js";
 export { IdleClock } from "./clock.js";
 export { checkSuspend, dueReason, type NotifyReason, type SleepPolicy, sessionDeadline } from "./decide.js";
-export { registerSuspend } from "./plugin.js";
+export { registerSuspend, type SuspendView } from "./plugin.js";
 export * from "./protocol.js";
 export { resolveSuspendSettings, type SuspendConfigInput } from "./settings.js";
 export { NONCE_HEADER, SIGNATURE_HEADER, signatureMatches, signNotification, TIMESTAMP_HEADER } from "./signature.js";

@@ -20,6 +20,9 @@ export const FENCED_REPLY = "This assistant is restarting after a failure; pleas
 /** What the rest of the plugin may read of sleep and wake: the idle clock and the policy it is judged by. */
 export interface SuspendView {
   idle(): { clock: ClockSnapshot; policy: SleepPolicy };
+  /** Worker provisions keep the gateway busy (the provider reports them). */
+  provisionStarted(leaseId: string): void;
+  provisionEnded(leaseId: string): void;
 }
 
 export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInput, providerId: string): SuspendView {
@@ -87,5 +90,9 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
       handler: routes[name],
     });
   }
-  return { idle: () => ({ clock: clock.snapshot(), policy }) };
+  return {
+    idle: () => ({ clock: clock.snapshot(), policy }),
+    provisionStarted: (leaseId) => clock.provisionStarted(leaseId),
+    provisionEnded: (leaseId) => clock.provisionEnded(leaseId),
+  };
 }

@@ -89,6 +89,8 @@ export const StatusResultSchema = Type.Object({
   idleAfterMs: Type.Integer(),
   activeTurns: Type.Integer(),
   activeModelCalls: Type.Integer(),
+  /** Worker provisions in flight (absent from plugins older than this field). */
+  activeProvisions: Type.Optional(Type.Integer()),
   fence: Type.Optional(Type.Object({ sinceMs: Type.Integer() })),
   deadlineAtMs: Type.Optional(Type.Integer()),
   /** Why sleep is due now, if it is. */

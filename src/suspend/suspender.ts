@@ -99,6 +99,7 @@ export class Suspender {
       idleAfterMs: policy.idleMs,
       activeTurns: clock.activeTurns,
       activeModelCalls: clock.activeModelCalls,
+      activeProvisions: clock.activeProvisions,
       ...(clock.fence ? { fence: { sinceMs: clock.fence.sinceMs } } : {}),
       ...(policy.deadlineAtMs !== undefined ? { deadlineAtMs: policy.deadlineAtMs } : {}),
       ...(due ? { due } : {}),

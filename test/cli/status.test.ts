@@ -168,6 +168,7 @@ describe("gatewayStatus (the gateway method's answer)", () => {
         idleAfterMs: 45 * 60_000,
         activeTurns: 0,
         activeModelCalls: 0,
+        activeProvisions: 0,
         fence: { sinceMs: 1_005_000 },
         deadlineAtMs: 1_000_000 + 45 * 60_000,
         deadlineMarginMs: 5 * 60_000,

@@ -64,6 +64,25 @@ describe("idle clock", () => {
     expect(clock.snapshot().activeModelCalls).toBe(0);
   });
 
+  it("a worker provision in flight blocks idle and suspend until it settles; concurrent attempts count apart", () => {
+    const time = fakeTime();
+    const clock = new IdleClock(time.now);
+    clock.provisionStarted("vsb_a");
+    clock.provisionStarted("vsb_a");
+    time.advance(50 * MIN);
+    expect(clock.snapshot().activeProvisions).toBe(2);
+    expect(dueReason(clock.snapshot(), policy)).toBeUndefined();
+    expect(checkSuspend(clock.snapshot(), policy)).toMatchObject({ ok: false });
+    clock.provisionEnded("vsb_a");
+    expect(checkSuspend(clock.snapshot(), policy)).toMatchObject({ ok: false });
+    clock.provisionEnded("vsb_a");
+    expect(clock.snapshot()).toMatchObject({ activeProvisions: 0, lastActivityKind: "provision" });
+    // Settling is activity: the idle interval counts from it.
+    expect(dueReason(clock.snapshot(), policy)).toBeUndefined();
+    time.advance(45 * MIN);
+    expect(dueReason(clock.snapshot(), policy)).toBe("idle");
+  });
+
   it("reading the clock (what a status poll does) never resets it", () => {
     const time = fakeTime();
     const clock = new IdleClock(time.now);

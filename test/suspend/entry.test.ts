@@ -2,6 +2,7 @@
 // nothing without a `suspend` block; with one, the three routes (gateway auth, trusted-operator surface), the
 // resident service, and hooks that feed the clock: a failed turn fences, and while fenced an inbound message
 // is answered with a refusal instead of starting a turn.
+import type { WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { describe, expect, it } from "vitest";
 import entry from "../../src/index.js";
 import { FENCED_REPLY } from "../../src/suspend/plugin.js";
@@ -13,6 +14,7 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
   const hooks = new Map<string, Handler[]>();
   const routes: Array<{ path: string; auth: string; match?: string; gatewayRuntimeScopeSurface?: string }> = [];
   const services: Array<{ id: string; start: () => unknown; stop?: () => unknown }> = [];
+  const providers: WorkerProvider[] = [];
   const methods = new Map<string, (request: { respond: (ok: boolean, payload: unknown) => void }) => unknown>();
   let agentListener: ((event: Record<string, unknown>) => void) | undefined;
   const api = {
@@ -31,7 +33,7 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
         },
       },
     },
-    registerWorkerProvider: () => undefined,
+    registerWorkerProvider: (provider: WorkerProvider) => providers.push(provider),
     registerService: (service: (typeof services)[number]) => services.push(service),
     registerHttpRoute: (route: (typeof routes)[number]) => routes.push(route),
     registerCli: () => undefined,
@@ -46,6 +48,7 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
   };
   return {
     api,
+    providers,
     hooks,
     routes,
     services,
@@ -56,6 +59,18 @@ function fakeApi(pluginConfig: Record<string, unknown>) {
 }
 
 describe("plugin entry: suspend wiring", () => {
+  it("a worker provision in flight is activity the idle clock counts until it settles", async () => {
+    const fake = fakeApi({ suspend: { idleAfter: "10m" } });
+    entry.register(fake.api as never);
+    const provider = fake.providers[0] as WorkerProvider;
+    const idle = () => (fake.call("vercelSandbox.status") as { idle: Record<string, unknown> }).idle;
+    const profile = { tokenEnv: "VSB_ENTRY_SPEC_UNSET_TOKEN", teamId: "team_a", projectId: "prj_a" };
+    const attempt = provider.provision(profile, "provision:entry-activity-spec");
+    expect(idle()).toMatchObject({ activeProvisions: 1 });
+    await expect(attempt).rejects.toThrow(/VSB_ENTRY_SPEC_UNSET_TOKEN/);
+    expect(idle()).toMatchObject({ activeProvisions: 0 });
+  });
+
   it("the read-only status method shows the idle clock only when sleep and wake is configured", () => {
     const without = fakeApi({});
     entry.register(without.api as never);
