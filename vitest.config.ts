@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     // Emulator and gateway tests start real processes; two cores keep them honest when run one file at a time.

@@ -143,7 +143,10 @@ export async function startScriptedModel(host: string): Promise<ScriptedModel> {
 }
 
 /** Gateway config that makes the scripted model every agent's model (a custom OpenAI-compatible provider). */
-export function scriptedModelConfig(baseUrl: string): Record<string, unknown> {
+export function scriptedModelConfig(
+  baseUrl: string,
+  model: { id: string; name: string } = { id: "script", name: "Scripted model" },
+): Record<string, unknown> {
   return {
     models: {
       mode: "merge",
@@ -154,8 +157,7 @@ export function scriptedModelConfig(baseUrl: string): Record<string, unknown> {
           api: "openai-completions",
           models: [
             {
-              id: "script",
-              name: "Scripted model",
+              ...model,
               reasoning: false,
               input: ["text"],
               cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -166,6 +168,6 @@ export function scriptedModelConfig(baseUrl: string): Record<string, unknown> {
         },
       },
     },
-    agents: { defaults: { model: { primary: "scripted/script" } } },
+    agents: { defaults: { model: { primary: `scripted/${model.id}` } } },
   };
 }

@@ -1,8 +1,10 @@
 // A scripted OpenAI-compatible model server on loopback for real-gateway specs: each chat completion streams a
 // first chunk at once and the rest only when the spec releases it, so a turn can be held in flight; `failNext`
 // makes the next completion answer 500. It records requests (method and path only; no prompt is kept).
+
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { scriptedModelConfig as mainJobModelConfig } from "../../src/main-job/model.js";
 
 export class ScriptedModel {
   readonly requests: string[] = [];
@@ -64,30 +66,7 @@ export class ScriptedModel {
   }
 }
 
-/** Gateway config that makes the scripted model at `baseUrl` every agent's model (a custom OpenAI-compatible provider). */
+/** Gateway config that makes the scripted model at `baseUrl` every agent's model (the main job's, another model id). */
 export function scriptedModelConfig(baseUrl: string): Record<string, unknown> {
-  return {
-    models: {
-      mode: "merge",
-      providers: {
-        scripted: {
-          baseUrl,
-          apiKey: "scripted-model-key",
-          api: "openai-completions",
-          models: [
-            {
-              id: "slow",
-              name: "Slow scripted model",
-              reasoning: false,
-              input: ["text"],
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-              contextWindow: 32768,
-              maxTokens: 1024,
-            },
-          ],
-        },
-      },
-    },
-    agents: { defaults: { model: { primary: "scripted/slow" } } },
-  };
+  return mainJobModelConfig(baseUrl, { id: "slow", name: "Slow scripted model" });
 }

@@ -1,6 +1,6 @@
 // The main job's scripted model: its script (pure) and its wire format (a real server on loopback).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPLY_PREFIX, type ScriptedModel, scriptedAnswer, startScriptedModel } from "./model.js";
+import { REPLY_PREFIX, type ScriptedModel, scriptedAnswer, startScriptedModel } from "../../src/main-job/model.js";
 
 const exec = [{ type: "function", function: { name: "exec" } }];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { onInterrupt, REPEAT_MS, Teardown } from "./teardown.js";
+import { onInterrupt, REPEAT_MS, Teardown } from "../../src/main-job/teardown.js";
 
 describe("Teardown", () => {
   it("runs every step, last added first, and reports the ones that failed", async () => {

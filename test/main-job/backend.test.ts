@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backendFrom } from "./backend.js";
+import { backendFrom } from "../../src/main-job/backend.js";
 
 describe("which backend npm start targets", () => {
   it("is the embedded emulator without credentials, or with a token missing its team or project", () => {

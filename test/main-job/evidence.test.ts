@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SECRET_SCAN } from "./evidence.js";
+import { SECRET_SCAN } from "../../src/main-job/evidence.js";
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
