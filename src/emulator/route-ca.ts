@@ -20,7 +20,21 @@ export interface RouteCa {
   cert: string;
 }
 
-async function issue(dir: string): Promise<void> {
+/** What `issueCertificates` makes: a CA and one leaf it signs, each for `days`. */
+export interface CertificateRequest {
+  caSubject: string;
+  leafSubject: string;
+  /** The leaf's subjectAltName, e.g. `DNS:*.vercel.run` or `IP:10.0.0.1`. */
+  altName: string;
+  caDays: number;
+  leafDays: number;
+}
+
+/**
+ * Issues a CA and a leaf certificate into `dir` with the openssl CLI (P-256 keys, 0600): `ca.key`, `ca.crt`,
+ * `leaf.key`, `leaf.crt`; returns the PEMs.
+ */
+export async function issueCertificates(dir: string, request: CertificateRequest): Promise<RouteCa> {
   const at = (name: string) => path.join(dir, name);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await run("openssl", [
@@ -28,9 +42,9 @@ async function issue(dir: string): Promise<void> {
     "-x509",
     ...ec,
     "-days",
-    "3650",
+    String(request.caDays),
     "-subj",
-    "/CN=Vercel Sandbox emulator route CA",
+    `/CN=${request.caSubject}`,
     "-addext",
     "basicConstraints=critical,CA:TRUE",
     "-addext",
@@ -45,42 +59,50 @@ async function issue(dir: string): Promise<void> {
     "-new",
     ...ec,
     "-subj",
-    `/CN=*.${ROUTE_DOMAIN}`,
+    `/CN=${request.leafSubject}`,
     "-addext",
-    `subjectAltName=DNS:*.${ROUTE_DOMAIN}`,
+    `subjectAltName=${request.altName}`,
     "-keyout",
-    at("route.key"),
+    at("leaf.key"),
     "-out",
-    at("route.csr"),
+    at("leaf.csr"),
   ]);
   await run("openssl", [
     "x509",
     "-req",
     "-in",
-    at("route.csr"),
+    at("leaf.csr"),
     "-CA",
     at("ca.crt"),
     "-CAkey",
     at("ca.key"),
     "-CAcreateserial",
     "-days",
-    "825",
+    String(request.leafDays),
     "-copy_extensions",
     "copy",
     "-out",
-    at("route.crt"),
+    at("leaf.crt"),
   ]);
-  for (const key of ["ca.key", "route.key"]) await chmod(at(key), 0o600);
+  for (const key of ["ca.key", "leaf.key"]) await chmod(at(key), 0o600);
+  const read = (name: string) => readFile(at(name), "utf8");
+  return { ca: await read("ca.crt"), key: await read("leaf.key"), cert: await read("leaf.crt") };
 }
 
 /** The data dir's route CA, issued on first use (atomically: a half-issued CA is never used). */
 export async function ensureRouteCa(dataDir: string): Promise<RouteCa> {
   const dir = path.join(dataDir, "route-ca");
-  if (!existsSync(path.join(dir, "route.crt"))) {
+  if (!existsSync(path.join(dir, "leaf.crt"))) {
     const staging = `${dir}.issuing-${process.pid}-${Date.now()}`;
     await mkdir(staging, { recursive: true, mode: 0o700 });
     try {
-      await issue(staging);
+      await issueCertificates(staging, {
+        caSubject: "Vercel Sandbox emulator route CA",
+        leafSubject: `*.${ROUTE_DOMAIN}`,
+        altName: `DNS:*.${ROUTE_DOMAIN}`,
+        caDays: 3650,
+        leafDays: 825,
+      });
       await rm(dir, { recursive: true, force: true });
       await rename(staging, dir);
     } catch (error) {
@@ -89,5 +111,5 @@ export async function ensureRouteCa(dataDir: string): Promise<RouteCa> {
     }
   }
   const read = (name: string) => readFile(path.join(dir, name), "utf8");
-  return { ca: await read("ca.crt"), key: await read("route.key"), cert: await read("route.crt") };
+  return { ca: await read("ca.crt"), key: await read("leaf.key"), cert: await read("leaf.crt") };
 }

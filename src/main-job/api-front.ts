@@ -1,16 +1,11 @@
 // VM1's way to "Vercel": a TLS front on the job's host address that pipes each connection to the emulator's
 // loopback API, so VM1's gateway uses `apiUrl: https://<address>:<port>` exactly as it would use
 // https://vercel.com/api (the plugin accepts plain http only for loopback, which VM1 cannot reach). The front has
-// its own CA, made here with the openssl CLI; VM1's gateway trusts it through NODE_EXTRA_CA_CERTS. Keys stay in
+// its own CA (issued like the emulator's route CA); VM1's gateway trusts it through NODE_EXTRA_CA_CERTS. Keys stay in
 // the job's temp dir on the host and never enter a sandbox.
-import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
 import net from "node:net";
-import path from "node:path";
 import tls from "node:tls";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { issueCertificates } from "../emulator/route-ca.js";
 
 export interface ApiFront {
   url: string;
@@ -19,63 +14,15 @@ export interface ApiFront {
   close(): Promise<void>;
 }
 
-async function issue(dir: string, address: string): Promise<{ ca: string; key: string; cert: string }> {
-  const at = (name: string) => path.join(dir, name);
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-  await run("openssl", [
-    "req",
-    "-x509",
-    ...ec,
-    "-days",
-    "2",
-    "-subj",
-    "/CN=openclaw-vercel-sandbox main job API CA",
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign,cRLSign",
-    "-keyout",
-    at("api-ca.key"),
-    "-out",
-    at("api-ca.crt"),
-  ]);
-  await run("openssl", [
-    "req",
-    "-new",
-    ...ec,
-    "-subj",
-    `/CN=${address}`,
-    "-addext",
-    `subjectAltName=IP:${address}`,
-    "-keyout",
-    at("api.key"),
-    "-out",
-    at("api.csr"),
-  ]);
-  await run("openssl", [
-    "x509",
-    "-req",
-    "-in",
-    at("api.csr"),
-    "-CA",
-    at("api-ca.crt"),
-    "-CAkey",
-    at("api-ca.key"),
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-copy_extensions",
-    "copy",
-    "-out",
-    at("api.crt"),
-  ]);
-  const read = (name: string) => readFile(at(name), "utf8");
-  return { ca: await read("api-ca.crt"), key: await read("api.key"), cert: await read("api.crt") };
-}
-
 /** Serves `target` (the emulator's http://127.0.0.1:port) over TLS on `address`. `dir` holds the keys (0700). */
 export async function startApiFront(address: string, target: string, dir: string): Promise<ApiFront> {
-  const { ca, key, cert } = await issue(dir, address);
+  const { ca, key, cert } = await issueCertificates(dir, {
+    caSubject: "openclaw-vercel-sandbox main job API CA",
+    leafSubject: address,
+    altName: `IP:${address}`,
+    caDays: 2,
+    leafDays: 2,
+  });
   const upstream = new URL(target);
   const sockets = new Set<net.Socket>();
   const server = tls.createServer({ key, cert }, (client) => {
