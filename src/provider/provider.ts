@@ -81,6 +81,15 @@ const PREPARE_BUDGET_MS = 60 * 60_000;
 const MAINTAIN_RELEASES_PER_PASS = 16;
 const DEFAULT_ADOPT_LOOKUPS: AdoptLookups = { attempts: 8, firstDelayMs: 250 };
 
+/** Whether a profile keeps warm images; an invalid profile prepares nothing (provision reports what is wrong). */
+function warmImagesOn(profile: unknown): boolean {
+  try {
+    return parseSettings(profile).warmImage;
+  } catch {
+    return false;
+  }
+}
+
 function settingsOf(profile: unknown): ProfileSettings {
   try {
     return parseSettings(profile);
@@ -228,15 +237,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     requiresNodeEnrollment: true,
     provisionBeforeInstallation: true,
 
-    // Warm images are on unless the profile turns them off; an invalid profile prepares nothing (provision
-    // reports what is wrong with it).
-    supportsProjectPreparation(profile) {
-      try {
-        return parseSettings(profile).warmImage;
-      } catch {
-        return false;
-      }
-    },
+    supportsProjectPreparation: warmImagesOn,
 
     async listMachineOptions(profile) {
       return machineOptions(settingsOf(profile));
@@ -285,11 +286,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     },
 
     resolveProvisionTimeoutMs(profile) {
-      let warm = false;
-      try {
-        warm = parseSettings(profile).warmImage;
-      } catch {}
-      return CREATE_BUDGET_MS + (warm ? PREPARE_BUDGET_MS : 0) + ENROLL_BUDGET_MS + RELEASE_BUDGET_MS;
+      const prepare = warmImagesOn(profile) ? PREPARE_BUDGET_MS : 0;
+      return CREATE_BUDGET_MS + prepare + ENROLL_BUDGET_MS + RELEASE_BUDGET_MS;
     },
 
     async inspect({ leaseId, profile }): Promise<WorkerLeaseStatus> {
