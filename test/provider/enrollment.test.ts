@@ -65,6 +65,22 @@ describe("node enrollment", () => {
     expect(await h.sandboxExists(leaseId)).toBe(false);
   });
 
+  it("the bootstrap ends once the node has taken its setup code: the rest of the launch grace is not waited out", {
+    timeout: 180_000,
+  }, async () => {
+    // A grace of ten minutes: a program kept alive by its grace timer would hold the provision for all of it.
+    const graceMs = 10 * 60_000;
+    const provider = h.provider({ enrollment: { timings: { launchGraceMs: graceMs } } });
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const provision = provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    const outcome = await Promise.race([provision, sleep(120_000).then(() => "still waiting after 120 s")]);
+    expect(outcome).toMatchObject({ leaseId, node: { deviceId: expect.stringMatching(/^device-/) } });
+    expect(await nodeProcesses(leaseId)).toHaveLength(1);
+    await provider.destroy({ leaseId, profile: h.profile });
+    expect(await h.sandboxExists(leaseId)).toBe(false);
+  });
+
   it("a replay adopts the node it started instead of starting a second, and a dead node resumes on the verified runtime", async () => {
     const provider = h.provider();
     const op = operationId();

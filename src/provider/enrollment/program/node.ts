@@ -44,11 +44,9 @@ function launchArgv() {
   return [cliOf(RUNTIME), "node", "run"].concat(common);
 }
 
-/** Resolves (with "") once the node has removed its setup-code file, or when the grace ends. */
-async function codeTaken(until) {
-  let over = false;
-  until.then(() => (over = true));
-  while (!over && fs.existsSync(FILES.setupCode)) await new Promise((r) => setTimeout(r, 25));
+/** Resolves (with "") once the node has removed its setup-code file, or once watch.over is set. */
+async function codeTaken(watch) {
+  while (!watch.over && fs.existsSync(FILES.setupCode)) await new Promise((r) => setTimeout(r, 25));
   return "";
 }
 
@@ -70,8 +68,15 @@ async function launch() {
   // A node that dies at once (bad runtime, refused arguments) is reported now, with its log, rather than
   // after the gateway's long wait for a device that will never come. A connecting node that has taken its
   // setup code (openclaw connect removes the target file once read) is past that point: no need to wait on.
-  const grace = new Promise((r) => setTimeout(r, PLAN.timings.launchGraceMs, ""));
-  const early = await Promise.race([exited, spawnError, PLAN.mode === "connect" ? Promise.race([grace, codeTaken(grace)]) : grace]);
+  let graceTimer;
+  const grace = new Promise((r) => (graceTimer = setTimeout(r, PLAN.timings.launchGraceMs, "")));
+  const watch = { over: false };
+  grace.then(() => (watch.over = true));
+  const early = await Promise.race([exited, spawnError, PLAN.mode === "connect" ? codeTaken(watch) : grace]);
+  // Once decided, neither the grace timer nor the setup-code watch may keep this program (and so the
+  // provision waiting on its command) alive: the node took its code, the rest of the grace is not waited out.
+  clearTimeout(graceTimer);
+  watch.over = true;
   if (early) {
     fs.rmSync(FILES.setupCode, { force: true });
     throw fail("launch", "node-exited", "the node exited right after it started (" + early + "); its log ends: " + tail(FILES.log, 1000));
