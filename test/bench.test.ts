@@ -1,8 +1,8 @@
 // The performance record's specs. The replay round trips the bench reports are a behaviour of the provider,
 // asserted here as counts against the emulator's request log; and `npm run bench` itself runs in a short mode
 // so it cannot rot: its JSON has every figure, and the counts in it are the ones the provider promises.
-// Nothing here asserts a time. The short mode skips the real-gateway suspend figure only (BENCH_GATEWAY=0):
-// test/gateway/suspend.test.ts drives the same POST /suspend → ready path on a real gateway.
+// Nothing here asserts a time. The short mode runs every section, the real gateway's too (memory inside it,
+// one suspend cycle), with small sizes.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -119,7 +119,7 @@ describe("npm run bench, short mode", () => {
     BENCH_DISTINCT: "6",
     BENCH_SAME: "4",
     BENCH_LEASES: "5",
-    BENCH_GATEWAY: "0",
+    BENCH_SUSPEND_RUNS: "1",
     BENCH_WARM_PAIRS: "1",
   };
   let dir: string;
@@ -239,16 +239,23 @@ describe("npm run bench, short mode", () => {
     });
   });
 
-  it("measures memory with every lease tracked, and the emulator's cost per operation", () => {
-    expect(record.memory).toMatchObject({ leases: 5, tracked: 5 });
+  it("measures memory with every lease tracked, in a process of its own and inside the real gateway, and the emulator's cost per operation", () => {
+    expect(record.memory).toMatchObject({ leases: 5, tracked: 5, trackedAfterRelease: 0 });
     expect(Number.isInteger(record.memory.heapGrowthBytes)).toBe(true);
+    expect(Number.isInteger(record.memory.heapRetainedAfterReleaseBytes)).toBe(true);
+    // Taken in the gateway's own process (the companion checks the pid against the harness's gateway pid),
+    // with that process's heap: a real gateway's heap is far above the bench child's.
+    expect(record.gatewayMemory).toMatchObject({ leases: 5, tracked: 5, trackedAfterRelease: 0 });
+    expect(record.gatewayMemory.where).toMatch(/inside a real openclaw 2026\.9\.2 gateway process/);
+    expect(record.gatewayMemory.heapUsedBytes).toBeGreaterThan(4 * record.memory.heapUsedBytes);
+    expect(Number.isInteger(record.gatewayMemory.heapGrowthBytes)).toBe(true);
     const emulator = Object.fromEntries(
       record.emulator.rows.map((r: { operation: string; requestsPerOp: number }) => [r.operation, r.requestsPerOp]),
     );
     expect(emulator).toEqual({ create: 1, "run true": 1, stop: 1, "resume + run true": 3, delete: 1 });
   });
 
-  it("prints the tables, names the machine and its load, skips only the real-gateway figure, and says what is not built", () => {
+  it("prints the tables, names the machine and its load, takes the real-gateway figures, and says what is not built", () => {
     expect(record.machine).toMatchObject({ nproc: expect.any(Number), node: process.version });
     expect(record.machine.loadAverage1m).toEqual({ start: expect.any(Number), end: expect.any(Number) });
     for (const heading of [
@@ -265,10 +272,10 @@ describe("npm run bench, short mode", () => {
     expect(stdout).toMatch(
       /\| warm provision \(from a warm image\), real bootstrap +\| \d+ +\| 1 +\| 4 +\| create \(v3\), /,
     );
-    expect(record.suspend.skipped).toMatch(/test\/gateway\/suspend\.test\.ts/);
-    expect(stdout).toMatch(/\| 0 +\| skipped +\| BENCH_GATEWAY=0/);
+    expect(record.suspend).toMatchObject({ runs: 1, postsPerRun: [1] });
+    expect(stdout).toMatch(/\| inside a real gateway \(RSS \d+ MiB\) +\| 5 +\|/);
     expect(record.notBuilt.map((f: { figure: string }) => f.figure)).toEqual([
-      "memory inside a real gateway process with 50 tracked leases",
+      "memory with 50 leases tracked by core (environments.create)",
     ]);
     expect(stdout.match(/n\/a \(not built\)/g)).toHaveLength(1);
   });

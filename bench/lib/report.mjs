@@ -80,6 +80,33 @@ function suspendFigure(out, suspend) {
   );
 }
 
+function memoryFigure(out, own, gateway) {
+  out.push(
+    "",
+    "**Memory** (heap after forced collections; growth from before the leases to while they are tracked)",
+    "",
+  );
+  const row = (label, m) => [
+    label,
+    m.tracked,
+    kib(m.heapGrowthBytes),
+    kib(m.rssGrowthBytes),
+    kib(m.heapPerLeaseBytes),
+    kib(m.heapRetainedAfterReleaseBytes),
+  ];
+  const rows = [row("own process, provider only", own)];
+  if (gateway.skipped || gateway.failed) {
+    const why = gateway.skipped ? `skipped (${gateway.skipped})` : `failed: ${gateway.failed}`;
+    rows.push(["inside a real gateway", why, "", "", "", ""]);
+  } else {
+    rows.push(row(`inside a real gateway (RSS ${mib(gateway.rssBytes)})`, gateway));
+  }
+  out.push(
+    table(["where", "tracked leases", "heap growth", "RSS growth", "heap per lease", "heap left after release"], rows),
+  );
+  out.push("", `Own process: ${own.where}.${gateway.where ? ` Gateway: ${gateway.where}.` : ""}`);
+}
+
 export function markdown(record) {
   const { machine, roundTrips, overhead, concurrency, memory, emulator, notBuilt } = record;
   const out = [];
@@ -120,13 +147,7 @@ export function markdown(record) {
       ],
     ),
   );
-  out.push("", `**Memory**: ${memory.where}`, "");
-  out.push(
-    table(
-      ["tracked leases", "heap growth", "RSS growth", "heap per lease"],
-      [[memory.tracked, kib(memory.heapGrowthBytes), kib(memory.rssGrowthBytes), kib(memory.heapPerLeaseBytes)]],
-    ),
-  );
+  memoryFigure(out, memory, record.gatewayMemory);
   out.push(
     "",
     `**Emulator's own cost** (service time, ms p50 / p95; × = p50 over a bare \`spawn("true")\`, ` +

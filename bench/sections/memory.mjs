@@ -1,5 +1,5 @@
 // Memory: the plugin's heap and RSS growth with N tracked leases, measured in a Node process of its own that
-// holds only the provider (memory-child.mjs); not inside a real gateway process (run.mjs's notBuilt says why).
+// holds only the provider (memory-child.mjs); sections/gateway.mjs takes the same figure inside a real gateway.
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -23,7 +23,7 @@ export async function memory(api, leases) {
   return {
     where:
       "in a Node process of its own holding only the built provider (stand-in enroller, keepalive armed for " +
-      "each lease), not inside a real gateway process (see Not built)",
+      "each lease, ledger in memory)",
     ...figures,
     heapPerLeaseBytes: Math.round(figures.heapGrowthBytes / figures.leases),
   };

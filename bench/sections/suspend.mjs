@@ -1,18 +1,15 @@
-// Suspend on an idle real gateway: the packed plugin installed into the pinned openclaw gateway (isolated
-// state, token auth on loopback, the specs' GatewayHarness) with a `suspend` block whose idle interval is 0, so
-// the gateway is idle whenever no turn is in flight. Each run is POST /suspend → ready as a host does it
-// (GatewayClient.suspend: retries draining and busy with one requestId) and then a resume, so the next run
-// starts from a running gateway again. The first cycle after start is kept apart: the gateway may still hold
-// tracked work of its own then. The POSTs each run took are counted at the client's dispatcher (more than one
-// means the gateway answered draining or busy first). While the gateway is up, its own RSS (idle, plugin
-// loaded) is read from /proc.
+// Suspend on an idle real gateway (started by sections/gateway.mjs) whose plugin has a `suspend` block with an
+// idle interval of 0, so the gateway is idle whenever no turn is in flight. Each run is POST /suspend → ready as
+// a host does it (GatewayClient.suspend: retries draining and busy with one requestId) and then a resume, so the
+// next run starts from a running gateway again. The first cycle after start is kept apart: the gateway may still
+// hold tracked work of its own then. The POSTs each run took are counted at the client's dispatcher (more than
+// one means the gateway answered draining or busy first). The gateway's own RSS is read from /proc.
 import { readFileSync } from "node:fs";
 import { Agent } from "undici";
 import { GatewayClient, ROUTES } from "../../dist/host/index.js";
-import { gatewayHarness } from "../lib/specs.mjs";
 import { quantile, round } from "../lib/stats.mjs";
 
-const SUSPEND = { idleAfter: 0, pollInterval: "1s", renotifyAfter: "1h" };
+export const SUSPEND = { idleAfter: 0, pollInterval: "1s", renotifyAfter: "1h" };
 
 /** VmRSS of a process, in bytes. */
 function rssOf(pid) {
@@ -43,15 +40,11 @@ async function cycle(client, counter, requestId) {
   return { ms, posts: counter.posts - before };
 }
 
-export async function suspendOnRealGateway(runs) {
-  const { GatewayHarness } = await gatewayHarness();
-  const harness = await GatewayHarness.create();
+/** Suspend/resume cycles on a started gateway (sections/gateway.mjs) whose plugin has `SUSPEND` configured. */
+export async function suspendCycles(harness, runs) {
   const { dispatcher, counter, close } = countingDispatcher();
   try {
     const token = (await harness.readConfig()).gateway.auth.token;
-    await harness.installPlugin(await harness.packPlugin());
-    await harness.patchConfig({ plugins: { entries: { "vercel-sandbox": { config: { suspend: SUSPEND } } } } });
-    await harness.startGateway();
     const baseUrl = `http://127.0.0.1:${harness.port}`;
     const client = new GatewayClient({ baseUrl, token, timeoutMs: 30_000, dispatcher });
     const first = await cycle(client, counter, "bench-first");
@@ -69,7 +62,6 @@ export async function suspendOnRealGateway(runs) {
       gatewayRssBytes: rssOf(harness.gatewayPid),
     };
   } finally {
-    await harness.dispose();
     await close();
   }
 }
