@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import type { WorkerProfile } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enrollingOptions, operationId } from "../src/conformance/fixtures.js";
+import { enrollingOptions, fakeEnrollment, operationId } from "../src/conformance/fixtures.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../src/emulator/index.js";
 import { sandboxNameOf } from "../src/provider/allocation.js";
 import { createVercelSandboxProvider, type VercelSandboxProvider } from "../src/provider/index.js";
@@ -23,11 +23,14 @@ describe("replay round trips", () => {
   let api: LocalSandboxApi;
   let profile: WorkerProfile;
   const providers: VercelSandboxProvider[] = [];
-  const make = () => {
+  const dirs: string[] = [];
+  /** A provider; two made with one `stateDir` are one gateway before and after a restart. */
+  const make = (stateDir?: string) => {
     const provider = createVercelSandboxProvider({
       env: { REPLAY_TOKEN: api.credentials.token },
       logger: { warn: () => undefined },
       scope: "replay",
+      stateDir,
       enroll: async ({ enrollment }) => enrollment.waitForDeviceId(),
     });
     providers.push(provider);
@@ -47,7 +50,15 @@ describe("replay round trips", () => {
   afterAll(async () => {
     for (const p of providers) await p.dispose();
     await api?.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
+  const stateDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), "replay-state-"));
+    dirs.push(dir);
+    return dir;
+  };
+  const routes = (from: number) =>
+    since(from).map((r) => `${r.method} ${r.path.replace(/\/sessions\/[^/]+/, "/sessions/:id")} ${r.status}`);
 
   it("a replay of a running, enrolled lease in the process that enrolled it is one lookup and creates nothing", async () => {
     const provider = make();
@@ -89,6 +100,73 @@ describe("replay round trips", () => {
     expect(since(from).filter((r) => r.method === "POST" && CREATE.test(r.path) && r.status === 200)).toEqual([]);
     expect((await Sandbox.get({ ...api.credentials, fetch: api.fetch, name })).status).toBe("running");
     await provider.destroy({ leaseId: lease.leaseId, profile });
+  });
+
+  it("a replay in a restarted gateway (a new provider on the same state dir) is the lookup alone and creates nothing", async () => {
+    const dir = await stateDir();
+    const op = operationId();
+    const coldFrom = api.requests().length;
+    const lease = await make(dir).provision(profile, op, enrollingOptions());
+    // The enrolled mark is a file write, not a request: the cold path is create and the two egress updates.
+    expect(routes(coldFrom)).toEqual([
+      "POST /v2/sandboxes 200",
+      "POST /v2/sandboxes/sessions/:id/network-policy 200",
+      "POST /v2/sandboxes/sessions/:id/network-policy 200",
+    ]);
+    const restarted = make(dir);
+    const from = api.requests().length;
+    const options = enrollingOptions();
+    const again = await restarted.provision(profile, op, options);
+    expect(routes(from)).toEqual([`GET /v2/sandboxes/${sandboxNameOf(lease.leaseId)} 200`]);
+    expect(options.begun()).toBe(1);
+    expect(again).toEqual({ ...lease, node: { deviceId: options.issued()[0]?.deviceId } });
+    // Destroy buries the lease: its mark goes with it, and a third process refuses to re-create it.
+    await restarted.destroy({ leaseId: lease.leaseId, profile });
+    const error = await make(dir)
+      .provision(profile, op, enrollingOptions())
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/was already destroyed; it is not re-created/);
+  });
+
+  it("a stale mark (the sandbox deleted behind the provider's back) costs the restarted replay one lookup, then it creates", async () => {
+    const dir = await stateDir();
+    const op = operationId();
+    const lease = await make(dir).provision(profile, op, enrollingOptions());
+    const name = sandboxNameOf(lease.leaseId);
+    await (await Sandbox.get({ ...api.credentials, fetch: api.fetch, name })).delete();
+    const from = api.requests().length;
+    const again = await make(dir).provision(profile, op, enrollingOptions());
+    expect(again.leaseId).toBe(lease.leaseId);
+    expect(routes(from).slice(0, 2)).toEqual([`GET /v2/sandboxes/${name} 404`, "POST /v2/sandboxes 200"]);
+    expect((await Sandbox.get({ ...api.credentials, fetch: api.fetch, name })).status).toBe("running");
+    await make(dir).destroy({ leaseId: lease.leaseId, profile });
+  });
+
+  it("a restarted gateway whose host moved: the adopted node's egress follows it in one update, still gateway-only", async () => {
+    const dir = await stateDir();
+    const op = operationId();
+    const lease = await make(dir).provision(profile, op, enrollingOptions());
+    const moved = enrollingOptions({
+      beginNodeEnrollment: async () => {
+        const enrollment = fakeEnrollment();
+        const url = enrollment.nodeBootstrap.url.replace("gateway.conformance.invalid", "moved.conformance.invalid");
+        return { ...enrollment, nodeBootstrap: { ...enrollment.nodeBootstrap, url } };
+      },
+    });
+    const from = api.requests().length;
+    await make(dir).provision(profile, op, moved);
+    expect(routes(from)).toEqual([
+      `GET /v2/sandboxes/${sandboxNameOf(lease.leaseId)} 200`,
+      "POST /v2/sandboxes/sessions/:id/network-policy 200",
+    ]);
+    const sandbox = await Sandbox.get({ ...api.credentials, fetch: api.fetch, name: sandboxNameOf(lease.leaseId) });
+    // The session's policy (the sandbox's own field keeps the create-time one).
+    expect(sandbox.currentSession().networkPolicy).toEqual({ allow: ["moved.conformance.invalid"] });
+    // The next restart finds the mark at the new host: the lookup alone again.
+    const next = api.requests().length;
+    await make(dir).provision(profile, op, moved);
+    expect(routes(next)).toEqual([`GET /v2/sandboxes/${sandboxNameOf(lease.leaseId)} 200`]);
+    await make(dir).destroy({ leaseId: lease.leaseId, profile });
   });
 
   it("a replay in a new process, which enrolled nothing, still tries the create first and adopts", async () => {
@@ -151,7 +229,7 @@ describe("npm run bench, short mode", () => {
     return row;
   };
 
-  it("counts round trips: inspect is one lookup, a replay in the enrolling process is a lookup and the bootstrap, and no operation beats its floor", () => {
+  it("counts round trips: inspect is one lookup, a replay in the enrolling process or the restarted gateway is a lookup and the bootstrap, and no operation beats its floor", () => {
     expect(trip("inspect")).toMatchObject({ requests: 1, creates: 0, pattern: ["GET /v2/sandboxes/:id 200"] });
     expect(trip("replay, same process, stand-in enroller")).toMatchObject({ requests: 1, creates: 0 });
     // The bootstrap travels in its command: no write, on the cold path or on replay.
@@ -167,7 +245,15 @@ describe("npm run bench, short mode", () => {
       floor: 2,
       pattern: ["GET /v2/sandboxes/:id 200", "POST /v2/sandboxes/sessions/:id/cmd 200"],
     });
-    expect(trip("replay, restarted gateway, real bootstrap").pattern[0]).toBe("POST /v2/sandboxes 409");
+    // A restarted gateway finds its enrolled mark in its state dir: no create; a process without it creates first.
+    expect(trip("replay, restarted gateway, real bootstrap")).toMatchObject({
+      requests: 2,
+      creates: 0,
+      pattern: ["GET /v2/sandboxes/:id 200", "POST /v2/sandboxes/sessions/:id/cmd 200"],
+    });
+    expect(trip("replay, another process without the state dir, real bootstrap").pattern[0]).toBe(
+      "POST /v2/sandboxes 409",
+    );
     for (const cold of ["cold provision, real bootstrap", "cold provision, stand-in enroller"]) {
       expect(trip(cold).creates).toBe(1);
       expect(trip(cold).pattern[0]).toBe("POST /v2/sandboxes 200");

@@ -3,7 +3,10 @@
 // Cold provision and replays run twice: with the REAL bootstrap enroller (its request pattern, against a
 // stand-in gateway serving a fixture node) and with the conformance stand-in enroller (no requests of its own).
 // The warm provision's row is the warm start of the warm-vs-cold figure (sections/warm.mjs), counted the same way.
-
+// A restarted gateway is a new provider on the same state dir; "another process" shares nothing with it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startEnrollmentGateway } from "../lib/enrollment-gateway.mjs";
 import {
   makeProvider,
@@ -25,6 +28,10 @@ const FLOORS = {
   "replay, same process, real bootstrap": [2, "lookup, run the bootstrap (adopts or resumes the node)"],
   "replay, same process, stand-in enroller": [1, "lookup"],
   "replay, restarted gateway, real bootstrap": [
+    2,
+    "lookup (the state dir's enrolled mark says the sandbox exists), run the bootstrap (adopts or resumes the node)",
+  ],
+  "replay, another process without the state dir, real bootstrap": [
     3,
     "create (409: no lookup on the cold path), lookup, run the bootstrap",
   ],
@@ -54,6 +61,7 @@ export async function roundTrips(api) {
   const profile = profileOf(api);
   const plugin = countingFetch(api.fetch);
   const gateway = await startEnrollmentGateway({ ...api.credentials, fetch: api.fetch });
+  const stateDir = mkdtempSync(join(tmpdir(), "bench-trips-"));
   const providers = [];
   const make = (options) => {
     const provider = makeProvider(token, { fetch: plugin.fetch, scope: "bench-trips", ...options });
@@ -74,7 +82,8 @@ export async function roundTrips(api) {
     );
   }
   try {
-    const real = make({ enrollment: { waitTimeoutMs: 120_000 } });
+    // The gateway before and after its restart share the plugin's state dir, as a real gateway's do.
+    const real = make({ enrollment: { waitTimeoutMs: 120_000 }, stateDir });
     const op = operationId();
     const { leaseId } = await real.resolveAllocation(profile, op);
     const name = sandboxNameOfLease(leaseId);
@@ -82,9 +91,13 @@ export async function roundTrips(api) {
     await count("replay, same process, real bootstrap", () =>
       real.provision(profile, op, gateway.options(name, leaseId, "resume")),
     );
-    const restarted = make({ enrollment: { waitTimeoutMs: 120_000 } });
+    const restarted = make({ enrollment: { waitTimeoutMs: 120_000 }, stateDir });
     await count("replay, restarted gateway, real bootstrap", () =>
       restarted.provision(profile, op, gateway.options(name, leaseId, "resume")),
+    );
+    const stranger = make({ enrollment: { waitTimeoutMs: 120_000 } });
+    await count("replay, another process without the state dir, real bootstrap", () =>
+      stranger.provision(profile, op, gateway.options(name, leaseId, "resume")),
     );
     await count("inspect", () => restarted.inspect({ leaseId, profile }));
     await count("renew", () => restarted.renew(leaseId));
@@ -100,5 +113,6 @@ export async function roundTrips(api) {
   } finally {
     for (const provider of providers) await provider.dispose();
     await gateway.close();
+    rmSync(stateDir, { recursive: true, force: true });
   }
 }

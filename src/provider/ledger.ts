@@ -1,6 +1,9 @@
 // The provider's own durable memory (external plugins get no host state store): which leases core has
-// destroyed. A tombstone is the proof `maintain` needs before it may delete a sandbox that carries our
-// tags, and it stops a late provision replay from resurrecting a destroyed lease.
+// destroyed, and which leases a provider on this state dir enrolled. A tombstone is the proof `maintain` needs
+// before it may delete a sandbox that carries our tags, and it stops a late provision replay from resurrecting
+// a destroyed lease. An enrolled mark lets a restarted gateway's replay look the sandbox up instead of creating
+// first (a cold provision has no mark, so it never pays for the lookup); a mark is only a hint, so losing one
+// costs a replay the create-first path, and a stale one costs it one lookup.
 //
 // The file must never stand between core and a teardown: it is a DurableFile (quarantined when damaged, a
 // failed write logged and repaired by the next one, durable and private), and a write merges with what is on
@@ -17,9 +20,26 @@ export interface Tombstone {
 
 type Tombstones = Record<string, Tombstone>;
 
+/** A lease whose node enrolled and whose sandbox egress was narrowed to the gateway. */
+export interface EnrolledMark {
+  sandboxName: string;
+  /** The gateway host the egress was narrowed to ("" when the gateway URL named none we could allow). */
+  gateway: string;
+  enrolledAt: number;
+}
+
+type Marks = Record<string, EnrolledMark>;
+
+interface LedgerState {
+  tombstones: Tombstones;
+  enrolled: Marks;
+}
+
 interface LedgerFile {
   version: 1;
   tombstones: Tombstones;
+  /** Absent in files written before marks existed. */
+  enrolled?: Marks;
 }
 
 /** The file operations the ledger uses; tests wrap the real ones to observe order or fail one. */
@@ -32,8 +52,10 @@ export interface LedgerOptions {
 }
 
 const MAX_TOMBSTONES = 4096;
+/** Marks are hints: past the bound the oldest goes (its replay takes the create-first path). */
+const MAX_MARKS = 1024;
 
-function parseLedger(text: string): Tombstones {
+function parseLedger(text: string): LedgerState {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -44,37 +66,53 @@ function parseLedger(text: string): Tombstones {
   if (file?.version !== 1 || typeof file.tombstones !== "object" || file.tombstones === null) {
     throw new DamagedFileError("it is not a version 1 lease ledger");
   }
-  const out: Tombstones = {};
+  const out: LedgerState = { tombstones: {}, enrolled: {} };
   for (const [leaseId, t] of Object.entries(file.tombstones)) {
-    if (t && typeof t.sandboxName === "string" && typeof t.destroyedAt === "number") out[leaseId] = t;
+    if (t && typeof t.sandboxName === "string" && typeof t.destroyedAt === "number") out.tombstones[leaseId] = t;
+  }
+  for (const [leaseId, m] of Object.entries(file.enrolled ?? {})) {
+    if (m && typeof m.sandboxName === "string" && typeof m.gateway === "string" && typeof m.enrolledAt === "number") {
+      out.enrolled[leaseId] = m;
+    }
   }
   return out;
 }
 
-/** Union of two views of the ledger: every tombstone of either, absence proven if either proved it. */
-function merge(into: Tombstones, from: Tombstones): void {
-  for (const [leaseId, theirs] of Object.entries(from)) {
-    const ours = into[leaseId];
-    if (!ours) into[leaseId] = { ...theirs };
+/**
+ * Union of two views of the ledger: every tombstone of either, absence proven if either proved it; every mark of
+ * either unless this instance forgot it or the lease is buried.
+ */
+function merge(into: LedgerState, from: LedgerState, forgotten: ReadonlySet<string>): void {
+  for (const [leaseId, theirs] of Object.entries(from.tombstones)) {
+    const ours = into.tombstones[leaseId];
+    if (!ours) into.tombstones[leaseId] = { ...theirs };
     else if (ours.provenAbsentAt === undefined && theirs.provenAbsentAt !== undefined) {
       ours.provenAbsentAt = theirs.provenAbsentAt;
     }
+  }
+  for (const [leaseId, mark] of Object.entries(from.enrolled)) {
+    if (!into.enrolled[leaseId] && !forgotten.has(leaseId)) into.enrolled[leaseId] = { ...mark };
+  }
+  for (const leaseId of Object.keys(into.enrolled)) {
+    if (into.tombstones[leaseId]) delete into.enrolled[leaseId];
   }
 }
 
 const LEDGER_FORMAT = {
   label: "lease ledger",
-  contents: "tombstones",
-  empty: (): Tombstones => ({}),
+  contents: "tombstones and enrolled marks",
+  empty: (): LedgerState => ({ tombstones: {}, enrolled: {} }),
   parse: parseLedger,
 };
 
 export class LeaseLedger {
-  private tombstones: Tombstones = {};
+  private readonly state: LedgerState = { tombstones: {}, enrolled: {} };
+  /** Marks this instance removed: a merge with an older file must not bring them back. */
+  private readonly forgotten = new Set<string>();
   private loaded: Promise<void> | undefined;
   /** The file's identity, size and time when it was last merged into memory. */
   private seen: string | undefined;
-  private readonly durable: DurableFile<Tombstones> | undefined;
+  private readonly durable: DurableFile<LedgerState> | undefined;
 
   /** Without a file the ledger lives in memory (tests, or a host that gives the plugin no state dir). */
   constructor(file?: string, options: LedgerOptions = {}) {
@@ -103,54 +141,92 @@ export class LeaseLedger {
   private async readFromDisk(): Promise<void> {
     if (!this.durable) return;
     const signature = await this.durable.signature();
-    merge(this.tombstones, await this.durable.read());
+    merge(this.state, await this.durable.read(), this.forgotten);
     this.seen = signature;
   }
 
   /** Persists the union of memory and disk; a failure is logged and left to the next write to repair. */
   private async persist(): Promise<void> {
-    await this.durable?.update((onDisk) => {
-      merge(this.tombstones, onDisk);
+    const written = await this.durable?.update((onDisk) => {
+      merge(this.state, onDisk, this.forgotten);
       this.evict();
-      return `${JSON.stringify({ version: 1, tombstones: this.tombstones })}\n`;
+      const file: LedgerFile = { version: 1, tombstones: this.state.tombstones, enrolled: this.state.enrolled };
+      return `${JSON.stringify(file)}\n`;
     });
+    if (written) this.forgotten.clear();
   }
 
   async tombstone(leaseId: string): Promise<Tombstone | undefined> {
     await this.load();
-    if (!this.tombstones[leaseId]) await this.refresh();
-    return this.tombstones[leaseId];
+    if (!this.state.tombstones[leaseId]) await this.refresh();
+    return this.state.tombstones[leaseId];
   }
 
   async all(): Promise<Array<[string, Tombstone]>> {
     await this.load();
     await this.refresh();
-    return Object.entries(this.tombstones);
+    return Object.entries(this.state.tombstones);
   }
 
   async bury(leaseId: string, sandboxName: string, now = Date.now()): Promise<void> {
     await this.load();
-    if (this.tombstones[leaseId]) return;
-    this.tombstones[leaseId] = { sandboxName, destroyedAt: now };
+    if (this.state.tombstones[leaseId]) return;
+    this.state.tombstones[leaseId] = { sandboxName, destroyedAt: now };
+    delete this.state.enrolled[leaseId];
     this.evict();
     await this.persist();
   }
 
   async markAbsent(leaseId: string, now = Date.now()): Promise<void> {
     await this.load();
-    const entry = this.tombstones[leaseId];
+    const entry = this.state.tombstones[leaseId];
     if (!entry || entry.provenAbsentAt) return;
     entry.provenAbsentAt = now;
     await this.persist();
   }
 
-  /** Forget the oldest proven-absent tombstones once the ledger is full; unproven ones are kept. */
+  /** The lease's enrolled mark, if a provider on this state dir enrolled it and it was not buried since. */
+  async enrolled(leaseId: string): Promise<EnrolledMark | undefined> {
+    await this.load();
+    return this.state.enrolled[leaseId];
+  }
+
+  /** Marks the lease enrolled, its egress narrowed to `gateway`; written only when the mark is new or moved. */
+  async markEnrolled(leaseId: string, sandboxName: string, gateway: string, now = Date.now()): Promise<void> {
+    await this.load();
+    const known = this.state.enrolled[leaseId];
+    if (this.state.tombstones[leaseId] || (known?.sandboxName === sandboxName && known.gateway === gateway)) return;
+    this.state.enrolled[leaseId] = { sandboxName, gateway, enrolledAt: now };
+    this.forgotten.delete(leaseId);
+    this.evict();
+    await this.persist();
+  }
+
+  /** The lease is no longer known to be enrolled (its provision failed, or its sandbox was released). */
+  async forgetEnrolled(leaseId: string): Promise<void> {
+    await this.load();
+    if (!this.state.enrolled[leaseId]) return;
+    delete this.state.enrolled[leaseId];
+    this.forgotten.add(leaseId);
+    await this.persist();
+  }
+
+  /**
+   * Forget the oldest proven-absent tombstones once the ledger is full (unproven ones are kept), and the
+   * oldest marks past their bound.
+   */
   private evict(): void {
-    const entries = Object.entries(this.tombstones);
-    if (entries.length <= MAX_TOMBSTONES) return;
-    const proven = entries
-      .filter(([, t]) => t.provenAbsentAt !== undefined)
-      .sort(([, a], [, b]) => a.destroyedAt - b.destroyedAt);
-    for (const [leaseId] of proven.slice(0, entries.length - MAX_TOMBSTONES)) delete this.tombstones[leaseId];
+    const entries = Object.entries(this.state.tombstones);
+    if (entries.length > MAX_TOMBSTONES) {
+      const proven = entries
+        .filter(([, t]) => t.provenAbsentAt !== undefined)
+        .sort(([, a], [, b]) => a.destroyedAt - b.destroyedAt);
+      for (const [leaseId] of proven.slice(0, entries.length - MAX_TOMBSTONES)) delete this.state.tombstones[leaseId];
+    }
+    const marks = Object.entries(this.state.enrolled);
+    if (marks.length > MAX_MARKS) {
+      marks.sort(([, a], [, b]) => a.enrolledAt - b.enrolledAt);
+      for (const [leaseId] of marks.slice(0, marks.length - MAX_MARKS)) delete this.state.enrolled[leaseId];
+    }
   }
 }

@@ -110,7 +110,6 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const inflight = new Map<string, Promise<WorkerLease>>();
   const knownSettings = new Map<string, ProfileSettings>();
   /** Leases this process enrolled: their egress is at its enrolled stage (see `enrolledSandbox`). */
-  const enrolledHere = new Set<string>();
   const bootstrapEnroller = new BootstrapEnroller({ logger, ...options.enrollment });
   const enroll: NodeEnroller = options.enroll ?? ((context) => bootstrapEnroller.enroll(context));
   const images = ImageStore.inDirectory(options.stateDir, { logger });
@@ -207,7 +206,8 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     let start: StartChoice | undefined;
     try {
       // allocate → create or adopt → prepare → enroll → keep alive
-      const enrolled = await adoptEnrolled(run, stepContext, enrolledHere);
+      const mark = await ledger.enrolled(leaseId);
+      const enrolled = mark ? await adoptEnrolled(run, stepContext) : undefined;
       start = enrolled ? undefined : await chooseStart(run, warmImages);
       let sandbox =
         enrolled ??
@@ -217,13 +217,15 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       signal?.throwIfAborted();
       const prepared = start ? await prepareStep(run, stepContext, sandbox, start, warmImages) : undefined;
       sandbox = prepared?.sandbox ?? sandbox;
-      const deviceId = await enrollNode(run, stepContext, sandbox, enroll, !!enrolled);
+      const node = await enrollNode(run, stepContext, sandbox, enroll, enrolled ? mark?.gateway : undefined);
       if (start) await warmImages.store.advanceChoice(leaseId, "enrolled");
       if (prepared) await startWorker(run, sandbox, prepared);
-      enrolledHere.add(leaseId);
+      await ledger.markEnrolled(leaseId, sandboxName, node.gateway);
       armKeepalive(leaseId, sandboxName, settings);
-      return { leaseId, sharedHost: false, node: { deviceId } };
+      return { leaseId, sharedHost: false, node: { deviceId: node.deviceId } };
     } catch (error) {
+      // Whatever the failure left (a released sandbox, a kept one mid-enrollment), it is not known enrolled.
+      await ledger.forgetEnrolled(leaseId);
       const out = await failProvision(run, stepContext, error);
       // A declared recipe's failure is permanent once nothing is left behind.
       if (out instanceof DeclaredPreparationError) throw new WorkerProviderError(messageOf(out));
@@ -328,7 +330,6 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
           // Under the lease's lock, so a provision still in flight has settled and cannot re-arm it after.
           await keepalive.disarm(leaseId);
           knownSettings.delete(leaseId);
-          enrolledHere.delete(leaseId);
           await ledger.bury(leaseId, sandboxName);
           await releaseSandbox(await projectFor(settings), sandboxName, retained, undefined, absenceProof);
           await ledger.markAbsent(leaseId);

@@ -150,4 +150,60 @@ describe("lease ledger", () => {
       vsb_b2: { sandboxName: "openclaw-b2", destroyedAt: 4 },
     });
   });
+  it("an enrolled mark survives a restart; a forgotten one is gone from the file and an older copy does not bring it back", async () => {
+    const dir = await stateDir();
+    const a = LeaseLedger.inDirectory(dir);
+    const b = LeaseLedger.inDirectory(dir);
+    await a.markEnrolled("vsb_1", "openclaw-1", "gw.example", 10);
+    await a.markEnrolled("vsb_2", "openclaw-2", "gw.example", 11);
+    // b read the file with both marks, then a forgets one: b's next write must not restore it.
+    expect(await b.enrolled("vsb_1")).toEqual({ sandboxName: "openclaw-1", gateway: "gw.example", enrolledAt: 10 });
+    await a.forgetEnrolled("vsb_1");
+    await a.markEnrolled("vsb_3", "openclaw-3", "gw.example", 12);
+    const restarted = LeaseLedger.inDirectory(dir);
+    expect(await restarted.enrolled("vsb_1")).toBeUndefined();
+    expect(await restarted.enrolled("vsb_2")).toMatchObject({ sandboxName: "openclaw-2" });
+    expect(await restarted.enrolled("vsb_3")).toMatchObject({ sandboxName: "openclaw-3" });
+    expect(Object.keys(JSON.parse(await readFile(ledgerFile(dir), "utf8")).enrolled).sort()).toEqual([
+      "vsb_2",
+      "vsb_3",
+    ]);
+  });
+
+  it("burying a lease removes its mark, for every instance that merges the file", async () => {
+    const dir = await stateDir();
+    const a = LeaseLedger.inDirectory(dir);
+    const b = LeaseLedger.inDirectory(dir);
+    await a.markEnrolled("vsb_1", "openclaw-1", "gw.example", 1);
+    expect(await b.enrolled("vsb_1")).toBeDefined();
+    await a.bury("vsb_1", "openclaw-1", 2);
+    // b still holds the mark in memory; its next write merges the tombstone and drops it.
+    await b.markEnrolled("vsb_9", "openclaw-9", "gw.example", 3);
+    expect(await LeaseLedger.inDirectory(dir).enrolled("vsb_1")).toBeUndefined();
+    expect(await b.enrolled("vsb_1")).toBeUndefined();
+    // A buried lease is never marked again.
+    await b.markEnrolled("vsb_1", "openclaw-1", "gw.example", 4);
+    expect(await LeaseLedger.inDirectory(dir).enrolled("vsb_1")).toBeUndefined();
+  });
+
+  it("a file written before marks existed loads, and keeps its tombstones once marks are added", async () => {
+    const dir = await stateDir();
+    await mkdir(join(dir, "vercel-sandbox"), { recursive: true });
+    const old = { version: 1, tombstones: { vsb_old: { sandboxName: "openclaw-old", destroyedAt: 5 } } };
+    await writeFile(ledgerFile(dir), JSON.stringify(old), { mode: 0o600 });
+    const ledger = LeaseLedger.inDirectory(dir);
+    expect(await ledger.enrolled("vsb_old")).toBeUndefined();
+    await ledger.markEnrolled("vsb_new", "openclaw-new", "", 6);
+    const file = JSON.parse(await readFile(ledgerFile(dir), "utf8"));
+    expect(file.tombstones).toEqual(old.tombstones);
+    expect(file.enrolled).toEqual({ vsb_new: { sandboxName: "openclaw-new", gateway: "", enrolledAt: 6 } });
+  });
+
+  it("marks are bounded: past 1024 the oldest goes first", async () => {
+    const ledger = new LeaseLedger();
+    for (let i = 0; i <= 1024; i += 1) await ledger.markEnrolled(`vsb_${i}`, `openclaw-${i}`, "gw", 1000 + i);
+    expect(await ledger.enrolled("vsb_0")).toBeUndefined();
+    expect(await ledger.enrolled("vsb_1")).toMatchObject({ enrolledAt: 1001 });
+    expect(await ledger.enrolled("vsb_1024")).toMatchObject({ enrolledAt: 2024 });
+  });
 });

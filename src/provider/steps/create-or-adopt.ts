@@ -53,17 +53,13 @@ async function findSoon(project: VercelProject, name: string, context: StepConte
 }
 
 /**
- * On a replay of a lease this process enrolled, the sandbox it enrolled, if it still runs and is ours. Only
- * such replays look up before creating, so a cold provision never pays for the lookup; anything else
- * (stopped, gone, a failed lookup) returns undefined and the replay takes the create-or-adopt path.
+ * On a replay of a lease a provider on this state dir enrolled (this process, or the gateway before its restart:
+ * the ledger's mark), the sandbox it enrolled, if it still runs and is ours. Only such replays look up before
+ * creating, so a cold provision never pays for the lookup; anything else (stopped, gone, a failed lookup)
+ * returns undefined and the replay takes the create-or-adopt path.
  */
-export async function adoptEnrolled(
-  run: ProvisionRun,
-  context: StepContext,
-  enrolledHere: Set<string>,
-): Promise<SandboxHandle | undefined> {
+export async function adoptEnrolled(run: ProvisionRun, context: StepContext): Promise<SandboxHandle | undefined> {
   const { allocation } = run;
-  if (!enrolledHere.delete(allocation.leaseId)) return undefined;
   const sandbox = await run.project.find(allocation.sandboxName, run.options.signal);
   if (sandbox?.status !== "running" || sandbox.tags?.[TAG_SCOPE] !== allocation.scope) return undefined;
   run.mayExist = true;

@@ -1,7 +1,8 @@
 // Step 4: enroll the sandbox as an ephemeral OpenClaw node through core's environment-owned enrollment.
 // Egress opens for the bootstrap (gateway and package registry) and narrows to the gateway once enrolled. A
-// node this process enrolled is adopted, or resumed on the runtime it verified, through the gateway alone:
-// its egress stays at the enrolled stage. Secrets core hands over are registered for redaction first.
+// node enrolled before (the ledger's mark) is adopted, or resumed on the runtime it verified, through the
+// gateway alone: its egress stays at the enrolled stage, or follows the gateway if its host moved since.
+// Secrets core hands over are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { SandboxBox, SandboxHandle } from "../client.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
@@ -21,13 +22,20 @@ export interface EnrollmentContext {
 /** Starts the OpenClaw node on the sandbox and resolves with its device id. */
 export type NodeEnroller = (context: EnrollmentContext) => Promise<string>;
 
+export interface Enrolled {
+  deviceId: string;
+  /** The gateway host the egress is narrowed to now ("" when the gateway URL named none to allow). */
+  gateway: string;
+}
+
+/** `enrolledGateway`: the host the sandbox's egress was narrowed to when its node enrolled before, if it did. */
 export async function enrollNode(
   run: ProvisionRun,
   context: StepContext,
   sandbox: SandboxHandle,
   enroll: NodeEnroller,
-  egressEnrolled: boolean,
-): Promise<string> {
+  enrolledGateway?: string,
+): Promise<Enrolled> {
   const { options, project, settings } = run;
   const { leaseId } = run.allocation;
   if (!options.beginNodeEnrollment) {
@@ -38,17 +46,21 @@ export async function enrollNode(
   registerSecret(enrollment.nodeBootstrap.token, leaseId);
   if (enrollment.mode === "connect") registerSecret(enrollment.setupCode, leaseId);
   context.step("enrollment-started", leaseId);
-  const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url);
+  const gatewayHost = gatewayHostOf(enrollment.nodeBootstrap.url) ?? "";
   const gateway = gatewayHost ? [gatewayHost] : [];
-  const restricted = settings.networkPolicy !== "allow-all" && !egressEnrolled;
-  if (restricted) {
+  const restricted = settings.networkPolicy !== "allow-all";
+  const fresh = enrolledGateway === undefined;
+  if (restricted && fresh) {
     await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "bootstrap"), options.signal);
+  } else if (restricted && enrolledGateway !== gatewayHost) {
+    // The gateway moved since the node enrolled: its egress follows, still gateway-only.
+    await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "enrolled"), options.signal);
   }
   const box = project.box(sandbox);
   const deviceId = await enroll({ leaseId, sandbox, box, enrollment, signal: options.signal });
-  if (restricted) {
+  if (restricted && fresh) {
     await project.updateNetworkPolicy(sandbox, egressPolicy(settings, gateway, "enrolled"), options.signal);
   }
   context.step("enrolled", leaseId);
-  return deviceId;
+  return { deviceId, gateway: gatewayHost };
 }
