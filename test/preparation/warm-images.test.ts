@@ -226,12 +226,15 @@ describe("warm images", () => {
     const fresh = createRepo();
     fresh.commit({ ".devcontainer.json": JSON.stringify({ updateContentCommand: "echo ok" }) });
     const first = await provision(fresh);
-    // A restarted gateway (a new provider on the same state) replays the operation: its choice stays cold.
+    // A restarted gateway (a new provider on the same state) replays the operation. Its sandbox stopped
+    // meanwhile, so the replay is no adoption of a running node: it resumes the sandbox (a non-persistent one
+    // comes back with a clean filesystem) and prepares again from scratch, and its choice stays cold.
+    await (await Sandbox.get({ ...h.api.credentials, fetch: h.api.fetch, name: sandboxNameOf(first.leaseId) })).stop();
     const restarted = h.provider({ stateDir });
     await provision(fresh, first.op, restarted);
     const runs = (await store().diagnostics()).filter((d) => d.leaseId === first.leaseId);
     expect(runs.map((d) => [d.start, d.event])).toEqual([
-      ["cold", "unchanged"],
+      ["cold", "initial"],
       ["cold", "initial"],
     ]);
     expect((await store().choiceFor(first.leaseId))?.choice).toEqual({ kind: "cold" });
