@@ -4,7 +4,7 @@
 // count, or a time set against another measured in the same run; nothing here fails on time.
 // Sizes: BENCH_RUNS (samples per timed figure, default 50), BENCH_DISTINCT / BENCH_SAME (concurrent
 // provisions, default 50 / 20), BENCH_LEASES (tracked leases for memory, default 50), BENCH_SUSPEND_RUNS
-// (suspend/resume cycles, default 7), BENCH_WARM_PAIRS (projects provisioned cold then warm, default 3).
+// (suspend/resume cycles, default 7), BENCH_WARM_PAIRS (projects provisioned cold then warm, default 5).
 // BENCH_GATEWAY=0 skips the real-gateway section (memory inside the gateway, suspend).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release } from "node:os";
@@ -57,7 +57,7 @@ const record = {
 try {
   step("round trips");
   record.roundTrips = await roundTrips(api);
-  const pairs = size("BENCH_WARM_PAIRS", 3);
+  const pairs = size("BENCH_WARM_PAIRS", 5);
   step(`warm vs cold provision, ${pairs} projects`);
   record.warmCold = await warmVsCold(api, pairs);
   record.roundTrips.rows.push(warmProvisionRow(record.warmCold.warm));
