@@ -14,7 +14,7 @@ import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { leaseMemory } from "../lib/lease-memory.mjs";
 import { standInEnroller } from "../lib/stand-in.mjs";
 
-export const METHOD = "vsbBenchCompanion.leaseMemory";
+const METHOD = "vsbBenchCompanion.leaseMemory";
 
 /** The gateway runs without --expose-gc: the flag set now makes `gc` available to a fresh context. */
 function collector() {

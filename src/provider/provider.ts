@@ -109,7 +109,6 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
   const serial = new KeyedSerial();
   const inflight = new Map<string, Promise<WorkerLease>>();
   const knownSettings = new Map<string, ProfileSettings>();
-  /** Leases this process enrolled: their egress is at its enrolled stage (see `enrolledSandbox`). */
   const bootstrapEnroller = new BootstrapEnroller({ logger, ...options.enrollment });
   const enroll: NodeEnroller = options.enroll ?? ((context) => bootstrapEnroller.enroll(context));
   const images = ImageStore.inDirectory(options.stateDir, { logger });
