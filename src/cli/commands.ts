@@ -76,15 +76,20 @@ export function run<T>(options: Options, work: () => Promise<Output<T>>): Promis
   );
 }
 
-async function status(context: CommandContext, options: Options): Promise<Output<unknown>> {
-  const env = environment(context, options);
+/** What status and gc both start from, read at once: the gateway's view, our sandboxes, the ledger's tombstones. */
+async function observe(env: ReturnType<typeof environment>) {
   const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
   const [gateway, listings, tombstones] = await Promise.all([
     readGateway(env.call),
     listProfiles(env.client, env.profiles),
     ledger.all(),
   ]);
-  const report = buildStatus(gateway, listings, new Map(tombstones));
+  return { ledger, gateway, listings, tombstones: new Map(tombstones) };
+}
+
+async function status(context: CommandContext, options: Options): Promise<Output<unknown>> {
+  const { gateway, listings, tombstones } = await observe(environment(context, options));
+  const report = buildStatus(gateway, listings, tombstones);
   return { json: report, text: renderStatus(report) };
 }
 
@@ -99,14 +104,9 @@ async function gc(context: CommandContext, options: Options): Promise<Output<unk
   if (env.profiles.length === 0) {
     throw new CliError("no cloudWorkers profile uses provider vercel-sandbox", "Add one, then run gc again");
   }
-  const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
+  const { ledger, gateway, listings, tombstones } = await observe(env);
   const store = ImageStore.inDirectory(env.stateDir, { logger: stderrLogger });
-  const [gateway, listings, tombstones] = await Promise.all([
-    readGateway(env.call),
-    listProfiles(env.client, env.profiles),
-    ledger.all(),
-  ]);
-  const plan = planGc(gateway, listings, new Map(tombstones));
+  const plan = planGc(gateway, listings, tombstones);
   const report = await runGc(plan, listings, { ledger, images: store }, !!options.dryRun);
   return { json: report, text: renderGc(report), failed: report.failed.length > 0 };
 }
