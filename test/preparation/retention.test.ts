@@ -8,6 +8,7 @@ import { ImageStore } from "../../src/preparation/store.js";
 import type { ImageRecord } from "../../src/preparation/types.js";
 import { type SandboxHandle, VercelClient, type VercelProject } from "../../src/provider/client.js";
 import { parseSettings } from "../../src/provider/settings.js";
+import { imageRecord } from "./records.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -50,20 +51,7 @@ async function captured(
   const sandbox = source ?? (await sourceSandbox());
   const snapshotId = await project.capture(sandbox, 0);
   if (!source) await project.delete(sandbox, false);
-  const record: ImageRecord = {
-    snapshotId,
-    key: "key-a",
-    profileKey: "profile-a",
-    projectKey: "project-a",
-    baseCommit: "0123abc",
-    recipeIdentity: "recipe-1",
-    recipeSource: "devcontainer",
-    sourceLeaseId: "vsb_source",
-    createdAt: NOW - HOUR,
-    lastUsedAt: NOW - HOUR,
-    state: "ready",
-    ...over,
-  };
+  const record = imageRecord(snapshotId, { createdAt: NOW - HOUR, lastUsedAt: NOW - HOUR, ...over });
   await store.recordImage(record);
   return record;
 }

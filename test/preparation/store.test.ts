@@ -14,6 +14,7 @@ import {
 } from "../../src/preparation/store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "../../src/preparation/types.js";
 import type { DurableFs } from "../../src/provider/durable-file.js";
+import { imageRecord } from "./records.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -31,23 +32,6 @@ const storeFile = (dir: string) => join(dir, "vercel-sandbox", "images.json");
 function recordingLogger() {
   const warnings: string[] = [];
   return { warnings, logger: { warn: (m: string) => warnings.push(m) } };
-}
-
-function image(snapshotId: string, over: Partial<ImageRecord> = {}): ImageRecord {
-  return {
-    snapshotId,
-    key: "key-a",
-    profileKey: "profile-a",
-    projectKey: "project-a",
-    baseCommit: "0123abc",
-    recipeIdentity: "recipe-1",
-    recipeSource: "devcontainer",
-    sourceLeaseId: "vsb_source",
-    createdAt: 100,
-    lastUsedAt: 100,
-    state: "ready",
-    ...over,
-  };
 }
 
 function choice(leaseId: string, snapshotId?: string, over: Partial<AllocationChoice> = {}): AllocationChoice {
@@ -85,8 +69,8 @@ describe("image store", () => {
   it("keeps images, choices and diagnostics across a restart, in a private version 1 file", async () => {
     const dir = await stateDir();
     const first = ImageStore.inDirectory(dir);
-    await first.recordImage(image("snap_old", { createdAt: 1, lastUsedAt: 1 }));
-    await first.recordImage(image("snap_new", { createdAt: 2, lastUsedAt: 2 }));
+    await first.recordImage(imageRecord("snap_old", { createdAt: 1, lastUsedAt: 1 }));
+    await first.recordImage(imageRecord("snap_new", { createdAt: 2, lastUsedAt: 2 }));
     await first.touch("snap_old", 70);
     await first.recordChoice(choice("vsb_1", "snap_new"));
     await first.advanceChoice("vsb_1", "prepared");
@@ -105,10 +89,10 @@ describe("image store", () => {
 
   it("serves the newest ready image of a key; missing images and images being deleted serve none", async () => {
     const store = new ImageStore();
-    await store.recordImage(image("snap_1", { createdAt: 1 }));
-    await store.recordImage(image("snap_2", { createdAt: 2 }));
-    await store.recordImage(image("snap_3", { createdAt: 3 }));
-    await store.recordImage(image("snap_other", { key: "key-b", createdAt: 9 }));
+    await store.recordImage(imageRecord("snap_1", { createdAt: 1 }));
+    await store.recordImage(imageRecord("snap_2", { createdAt: 2 }));
+    await store.recordImage(imageRecord("snap_3", { createdAt: 3 }));
+    await store.recordImage(imageRecord("snap_other", { key: "key-b", createdAt: 9 }));
     expect((await store.usable("key-a"))?.snapshotId).toBe("snap_3");
     await store.markMissing("snap_3");
     expect((await store.usable("key-a"))?.snapshotId).toBe("snap_2");
@@ -119,13 +103,13 @@ describe("image store", () => {
     expect(ids(await store.images())).toEqual(["snap_other", "snap_3", "snap_2", "snap_1"]);
     expect(await store.retainedSnapshotIds()).toEqual(new Set(["snap_1", "snap_2", "snap_3", "snap_other"]));
     await store.forget("snap_2", 60);
-    await store.recordImage(image("snap_2", { createdAt: 2 }));
+    await store.recordImage(imageRecord("snap_2", { createdAt: 2 }));
     expect(ids(await store.images())).toEqual(["snap_other", "snap_3", "snap_1"]);
   });
 
   it("a lease's choice is fixed once recorded, only moves forward, and ends with the lease", async () => {
     const store = new ImageStore();
-    await store.recordImage(image("snap_1"));
+    await store.recordImage(imageRecord("snap_1"));
     await store.recordChoice(choice("vsb_1", "snap_1"));
     // A replay records the same choice again (a later clock) and changes nothing.
     await store.recordChoice(choice("vsb_1", "snap_1", { recordedAt: 99 }));
@@ -146,8 +130,8 @@ describe("image store", () => {
 
   it("an image choice needs an image that can serve allocations", async () => {
     const store = new ImageStore();
-    await store.recordImage(image("snap_gone"));
-    await store.recordImage(image("snap_doomed"));
+    await store.recordImage(imageRecord("snap_gone"));
+    await store.recordImage(imageRecord("snap_doomed"));
     await store.markMissing("snap_gone");
     expect(await store.beginDeletion("snap_doomed", 1)).toBe("started");
     for (const snapshotId of ["snap_unknown", "snap_gone", "snap_doomed"]) {
@@ -160,7 +144,7 @@ describe("image store", () => {
 
   it("an image an outstanding lease uses is pinned until the lease is released", async () => {
     const store = new ImageStore();
-    await store.recordImage(image("snap_1"));
+    await store.recordImage(imageRecord("snap_1"));
     await store.recordChoice(choice("vsb_1", "snap_1"));
     await store.recordChoice(choice("vsb_2"));
     expect(await store.pinnedSnapshotIds()).toEqual(new Set(["snap_1"]));
@@ -175,8 +159,8 @@ describe("image store", () => {
   it("an image captured from an outstanding lease's sandbox is pinned until that lease is released", async () => {
     const store = new ImageStore();
     await store.recordChoice(choice("vsb_source"));
-    await store.recordImage(image("snap_captured", { sourceLeaseId: "vsb_source" }));
-    await store.recordImage(image("snap_elsewhere", { sourceLeaseId: "vsb_gone" }));
+    await store.recordImage(imageRecord("snap_captured", { sourceLeaseId: "vsb_source" }));
+    await store.recordImage(imageRecord("snap_elsewhere", { sourceLeaseId: "vsb_gone" }));
     expect(await store.pinnedSnapshotIds()).toEqual(new Set(["snap_captured"]));
     expect(await store.beginDeletion("snap_captured", 5)).toBe("pinned");
     await store.releaseChoice("vsb_source");
@@ -186,7 +170,7 @@ describe("image store", () => {
   it("records failed deletions, and forgetting an image drops it for good", async () => {
     const dir = await stateDir();
     const store = ImageStore.inDirectory(dir);
-    await store.recordImage(image("snap_1"));
+    await store.recordImage(imageRecord("snap_1"));
     await store.deletionFailed("snap_1", "first");
     await store.deletionFailed("snap_1", "second");
     const [failed] = await ImageStore.inDirectory(dir).images();
@@ -216,7 +200,7 @@ describe("image store", () => {
     const store = ImageStore.inDirectory(dir, { logger });
 
     expect(await store.images()).toEqual([]);
-    await store.recordImage(image("snap_1"));
+    await store.recordImage(imageRecord("snap_1"));
     expect(await store.choiceFor("vsb_1")).toBeUndefined();
 
     expect(warnings).toHaveLength(1);
@@ -232,10 +216,10 @@ describe("image store", () => {
   it("a malformed record is dropped and the others are kept", async () => {
     const dir = await stateDir();
     await mkdir(join(dir, "vercel-sandbox"), { recursive: true });
-    const { state: _state, ...stateless } = image("snap_bad");
+    const { state: _state, ...stateless } = imageRecord("snap_bad");
     const body = {
       version: 1,
-      images: { snap_ok: image("snap_ok"), snap_bad: stateless, snap_elsewhere: image("snap_mismatch") },
+      images: { snap_ok: imageRecord("snap_ok"), snap_bad: stateless, snap_elsewhere: imageRecord("snap_mismatch") },
       choices: { vsb_1: choice("vsb_1"), vsb_2: { ...choice("vsb_2"), phase: "flying" } },
     };
     await writeFile(storeFile(dir), JSON.stringify(body));
@@ -260,7 +244,7 @@ describe("image store", () => {
     };
     const { warnings, logger } = recordingLogger();
     const store = ImageStore.inDirectory(dir, { logger, fs: flaky });
-    await store.recordImage(image("snap_1"));
+    await store.recordImage(imageRecord("snap_1"));
     expect(warnings.join()).toContain("disk full");
     expect(ids(await store.images())).toEqual(["snap_1"]);
     await store.recordChoice(choice("vsb_1", "snap_1"));
@@ -277,8 +261,8 @@ describe("image store", () => {
     // Both have read the (empty) file before either writes, as a gateway and a CLI started together would.
     expect(await a.images()).toEqual([]);
     expect(await b.images()).toEqual([]);
-    await a.recordImage(image("snap_a", { createdAt: 1, lastUsedAt: 1 }));
-    await b.recordImage(image("snap_b", { createdAt: 2, lastUsedAt: 2 }));
+    await a.recordImage(imageRecord("snap_a", { createdAt: 1, lastUsedAt: 1 }));
+    await b.recordImage(imageRecord("snap_b", { createdAt: 2, lastUsedAt: 2 }));
     await Promise.all([
       a.recordChoice(choice("vsb_a", "snap_b")),
       b.recordChoice(choice("vsb_b")),
@@ -297,7 +281,7 @@ describe("image store", () => {
     await expect(b.recordChoice(choice("vsb_a"))).rejects.toBeInstanceOf(ChoiceConflictError);
 
     const fresh = ImageStore.inDirectory(dir);
-    expect(await fresh.images()).toEqual([image("snap_b", { createdAt: 2, lastUsedAt: 6 })]);
+    expect(await fresh.images()).toEqual([imageRecord("snap_b", { createdAt: 2, lastUsedAt: 6 })]);
     expect(await fresh.choiceFor("vsb_a")).toEqual(choice("vsb_a", "snap_b"));
     expect(await fresh.choiceFor("vsb_b")).toBeUndefined();
     expect((await fresh.diagnostics()).map((d) => d.leaseId)).toEqual(["vsb_b", "vsb_a"]);
@@ -312,30 +296,31 @@ describe("image store bounds", () => {
     const store = new ImageStore();
     const keys = STORE_BOUNDS.keys;
     for (let i = 0; i < STORE_BOUNDS.images; i += 1) {
-      await store.recordImage(image(`snap_${i}`, { key: `key-${i % keys}`, createdAt: i }));
+      await store.recordImage(imageRecord(`snap_${i}`, { key: `key-${i % keys}`, createdAt: i }));
     }
-    const full = await store.recordImage(image("snap_more", { key: "key-0" })).catch((e) => e);
+    const full = await store.recordImage(imageRecord("snap_more", { key: "key-0" })).catch((e) => e);
     expect(full).toBeInstanceOf(ImageStoreFullError);
     expect(full.bound).toBe("images");
     expect(full.message).toContain("openclaw vercel-sandbox gc");
     await expect(store.assertRoomForImage("key-0")).rejects.toBeInstanceOf(ImageStoreFullError);
     // A replay of a known capture is not a new image.
-    await store.recordImage(image("snap_0", { key: "key-0", createdAt: 0 }));
+    await store.recordImage(imageRecord("snap_0", { key: "key-0", createdAt: 0 }));
     expect(await store.images()).toHaveLength(STORE_BOUNDS.images);
 
     await store.forget("snap_7", 1);
-    await store.recordImage(image("snap_more", { key: "key-0" }));
+    await store.recordImage(imageRecord("snap_more", { key: "key-0" }));
     expect(ids(await store.images())).toContain("snap_more");
   });
 
   it("refuses an image of a new key past the key bound, but not another image of a known key", async () => {
     const store = new ImageStore();
-    for (let i = 0; i < STORE_BOUNDS.keys; i += 1) await store.recordImage(image(`snap_${i}`, { key: `key-${i}` }));
-    const full = await store.recordImage(image("snap_new_key", { key: "key-new" })).catch((e) => e);
+    for (let i = 0; i < STORE_BOUNDS.keys; i += 1)
+      await store.recordImage(imageRecord(`snap_${i}`, { key: `key-${i}` }));
+    const full = await store.recordImage(imageRecord("snap_new_key", { key: "key-new" })).catch((e) => e);
     expect(full).toBeInstanceOf(ImageStoreFullError);
     expect(full.bound).toBe("keys");
     await store.assertRoomForImage("key-3");
-    await store.recordImage(image("snap_known_key", { key: "key-3" }));
+    await store.recordImage(imageRecord("snap_known_key", { key: "key-3" }));
     expect(await store.images()).toHaveLength(STORE_BOUNDS.keys + 1);
   });
 
