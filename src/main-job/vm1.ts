@@ -5,6 +5,7 @@
 // never written on the box: they travel only in the environment of the gateway command (and of the CLI calls
 // that need the token), so they never reach a checkpoint.
 import type { Sandbox } from "@vercel/sandbox";
+import { isolatedOpenClawEnv } from "./openclaw-env.js";
 import { OPENCLAW_VERSION } from "./topology.js";
 
 export const ROOT = "/vercel/sandbox/gateway";
@@ -26,18 +27,7 @@ export interface GatewaySecrets {
 /** The environment every openclaw process on VM1 gets; secrets only where given. */
 export function openclawEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
-    HOME: `${ROOT}/home`,
-    OPENCLAW_HOME: `${ROOT}/home`,
-    OPENCLAW_STATE_DIR: STATE,
-    OPENCLAW_CONFIG_PATH: CONFIG_PATH,
-    OPENCLAW_WORKSPACE_DIR: `${STATE}/workspace`,
-    TMPDIR: `${ROOT}/tmp`,
-    OPENCLAW_DISABLE_BONJOUR: "1",
-    OPENCLAW_SKIP_CHANNELS: "1",
-    OPENCLAW_NO_RESPAWN: "1",
-    OPENCLAW_EXEC_SHELL_SNAPSHOT: "0",
-    OPENCLAW_NO_AUTO_UPDATE: "1",
-    NO_COLOR: "1",
+    ...isolatedOpenClawEnv({ home: `${ROOT}/home`, stateDir: STATE, configPath: CONFIG_PATH, tmpDir: `${ROOT}/tmp` }),
     NODE_EXTRA_CA_CERTS: CA_BUNDLE,
     ...extra,
   };

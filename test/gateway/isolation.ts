@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { isolatedOpenClawEnv } from "../../src/main-job/openclaw-env.js";
 import { NPM_CACHE } from "./openclaw.js";
 
 export interface RunLayout {
@@ -74,25 +75,18 @@ export function isolatedEnv(layout: RunLayout): Record<string, string> {
   // The node that runs this test is ≥ 22.22.3 (checked before the run dir exists); make it the first `node` on
   // PATH so lifecycle scripts and `npm` children use it too.
   env.PATH = [path.dirname(process.execPath), env.PATH ?? ""].filter(Boolean).join(path.delimiter);
-  Object.assign(env, {
-    HOME: layout.homeDir,
-    OPENCLAW_HOME: layout.homeDir,
-    OPENCLAW_STATE_DIR: layout.stateDir,
-    OPENCLAW_CONFIG_PATH: layout.configPath,
-    OPENCLAW_WORKSPACE_DIR: path.join(layout.stateDir, "workspace"),
-    TMPDIR: layout.tmpDir,
-    OPENCLAW_DISABLE_BONJOUR: "1",
-    OPENCLAW_SKIP_CHANNELS: "1",
-    OPENCLAW_NO_RESPAWN: "1",
-    OPENCLAW_EXEC_SHELL_SNAPSHOT: "0",
-    OPENCLAW_NO_AUTO_UPDATE: "1",
-    NO_COLOR: "1",
+  const dirs = {
+    home: layout.homeDir,
+    stateDir: layout.stateDir,
+    configPath: layout.configPath,
+    tmpDir: layout.tmpDir,
+  };
+  Object.assign(env, isolatedOpenClawEnv(dirs), {
     npm_config_cache: NPM_CACHE,
     npm_config_update_notifier: "false",
     npm_config_fund: "false",
     npm_config_audit: "false",
   });
-  // Never NODE_COMPILE_CACHE: openclaw.mjs would re-spawn itself and the PID we hold would be a launcher.
   return env;
 }
 
