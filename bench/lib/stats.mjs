@@ -43,3 +43,10 @@ export const routeOf = (r) =>
     .replace(/\?.*$/, "")
     .replace(/\/sandboxes\/(sessions\/|snapshots\/)?(?!sessions$|snapshots$|drives$)[^/]+/, "/sandboxes/$1:id")
     .replace(/\/cmd\/[^/]+/, "/cmd/:id")}`;
+
+/** A slice of a counting fetch's requests as the bench reports it: how many, how many creates, and the pattern. */
+export const tally = (requests) => ({
+  requests: requests.length,
+  creates: requests.filter(isCreate).length,
+  pattern: requests.map((r) => `${routeOf(r)} ${r.status}`),
+});

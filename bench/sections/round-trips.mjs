@@ -17,7 +17,7 @@ import {
   standInEnroller,
   standInOptions,
 } from "../lib/provider.mjs";
-import { countingFetch, isCreate, routeOf } from "../lib/stats.mjs";
+import { countingFetch, tally } from "../lib/stats.mjs";
 
 /** Floors: the requests an operation needs at the least, and why. */
 /** Past the provider's minimum top-up (1 s of used session time), so a renew has something to extend. */
@@ -76,14 +76,7 @@ export async function roundTrips(api) {
   async function count(operation, call) {
     const mark = plugin.mark();
     await call();
-    const requests = plugin.since(mark);
-    rows.push(
-      rowOf(operation, {
-        requests: requests.length,
-        creates: requests.filter(isCreate).length,
-        pattern: requests.map((r) => `${routeOf(r)} ${r.status}`),
-      }),
-    );
+    rows.push(rowOf(operation, tally(plugin.since(mark))));
   }
   try {
     // The gateway before and after its restart share the plugin's state dir, as a real gateway's do.

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startEnrollmentGateway } from "../lib/enrollment-gateway.mjs";
 import { makeProvider, operationId, profileOf, sandboxNameOfLease } from "../lib/provider.mjs";
 import { preparationFixtures } from "../lib/specs.mjs";
-import { countingFetch, isCreate, quantile, round, routeOf } from "../lib/stats.mjs";
+import { countingFetch, quantile, round, tally } from "../lib/stats.mjs";
 
 export const RECIPE = { onCreateCommand: "sleep 5" };
 export const GOAL = 0.1;
@@ -62,18 +62,8 @@ export async function warmVsCold(api, pairs) {
       preparation.close();
     }
     const wallMs = round(performance.now() - started, 0);
-    const requests = plugin.since(mark);
     const { start, event, captured, phases } = diagnosticsOf(stateDir, leaseId);
-    return {
-      start,
-      event,
-      captured,
-      phases: phases.map((p) => p.phase),
-      wallMs,
-      requests: requests.length,
-      creates: requests.filter(isCreate).length,
-      pattern: requests.map((r) => `${routeOf(r)} ${r.status}`),
-    };
+    return { start, event, captured, phases: phases.map((p) => p.phase), wallMs, ...tally(plugin.since(mark)) };
   }
   async function release() {
     for (const leaseId of leases.splice(0)) {
