@@ -1,62 +1,35 @@
 // The gateway's half of a real node enrollment, for counting the real enroller's requests: an HTTPS stand-in
 // for the gateway's artifact route (self-signed, so the descriptor pins its fingerprint) serving a packed
 // stand-in `openclaw` CLI (the enrollment specs' fixture node) and a worker archive as core publishes it, and
-// provision options whose enrollment (and, for warm images, runtime preparation) points at it. The bootstrap
-// program runs for real on the emulator's sandbox: it downloads, verifies, installs with npm and starts the
-// fixture node, whose identity file is the device id the gateway "sees".
-import { execFileSync } from "node:child_process";
+// provision options whose enrollment (and, for warm images, runtime preparation) points at it. The artifact and
+// the certificate come from the specs' fixtures. The bootstrap program runs for real on the emulator's sandbox:
+// it downloads, verifies, installs with npm and starts the fixture node, whose identity file is the device id
+// the gateway "sees".
 import { createHash, randomBytes, X509Certificate } from "node:crypto";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Sandbox } from "@vercel/sandbox";
+import { enrollmentFixtures } from "./specs.mjs";
 
-const FIXTURE_NODE = new URL("../../test/provider/fixtures/openclaw-node/openclaw.mjs", import.meta.url);
 const VERSION = "2026.9.2";
 const HOME = "/home/vercel-sandbox";
-
-/** `npm pack` of the fixture node as a package named `openclaw`, dependency-free so it installs offline. */
-function packFixtureNode(dir) {
-  copyFileSync(FIXTURE_NODE, join(dir, "openclaw.mjs"));
-  const pkg = { name: "openclaw", version: VERSION, type: "module", bin: { openclaw: "openclaw.mjs" } };
-  writeFileSync(join(dir, "package.json"), JSON.stringify(pkg));
-  const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: dir, encoding: "utf8" });
-  const bytes = readFileSync(join(dir, out.trim().split("\n").pop()));
-  return { bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
-}
-
-function selfSigned(dir) {
-  const keyPath = join(dir, "gateway.key");
-  const certPath = join(dir, "gateway.crt");
-  const args = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"];
-  args.push(
-    "-subj",
-    "/CN=bench-gateway",
-    "-addext",
-    "subjectAltName=IP:127.0.0.1",
-    "-keyout",
-    keyPath,
-    "-out",
-    certPath,
-  );
-  execFileSync("openssl", args, { stdio: "ignore" });
-  return { key: readFileSync(keyPath), cert: readFileSync(certPath) };
-}
 
 /**
  * Starts the stand-in gateway. `connection` reaches the emulator for the gateway's own reads (the device
  * wait); those requests are the gateway's, not the plugin's.
  */
 export async function startEnrollmentGateway(connection) {
+  const { packFixture, selfSigned } = await enrollmentFixtures();
   const dir = mkdtempSync(join(tmpdir(), "bench-gateway-"));
-  const artifact = packFixtureNode(dir);
+  const artifact = packFixture(VERSION);
   // Its bytes do not matter to the provider, only its digest: the runtime action publishes it as it is.
   const workerBytes = randomBytes(4096);
   const worker = { bytes: workerBytes, sha256: createHash("sha256").update(workerBytes).digest("hex") };
   const served = new Map([artifact, worker].map((a) => [`/__openclaw__/worker-bootstrap/artifacts/${a.sha256}`, a]));
-  const tls = selfSigned(dir);
+  const tls = selfSigned(dir, "bench-gateway", ["IP:127.0.0.1"]);
   const token = `bench-bootstrap-${randomBytes(16).toString("hex")}`;
   let downloads = 0;
   const server = createServer(tls, (req, res) => {

@@ -33,3 +33,13 @@ export async function gatewayHarness() {
   register();
   return import("../../test/gateway/harness.ts");
 }
+
+/** test/provider/fixtures/artifact.ts and test/support/tls.ts: the fixture node's artifact, a self-signed cert. */
+export async function enrollmentFixtures() {
+  register();
+  const [{ packFixture }, { selfSigned }] = await Promise.all([
+    import("../../test/provider/fixtures/artifact.ts"),
+    import("../../test/support/tls.ts"),
+  ]);
+  return { packFixture, selfSigned };
+}
