@@ -14,7 +14,6 @@ export class PreparationStepError extends Error {
   constructor(
     readonly step: string,
     message: string,
-    readonly outputTail = "",
   ) {
     super(message);
   }

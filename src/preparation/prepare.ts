@@ -10,8 +10,8 @@ import type { SandboxBox, SandboxHandle, VercelProject } from "../provider/clien
 import { redact } from "../provider/redact.js";
 import type { NodeRuntimePreparation, ProjectPreparation } from "../provider/types.js";
 import { projectTransport, recordPreparation, scrubBox, syncCheckout } from "./box.js";
-import { runPhases } from "./commands.js";
-import { capTail, substitutionWarnings } from "./diagnostics.js";
+import { type PhaseOutcome, runPhases } from "./commands.js";
+import { substitutionWarnings } from "./diagnostics.js";
 import { checkoutNameOf, imageCurrentReason } from "./key.js";
 import { type ImageStore, ImageStoreFullError } from "./store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
@@ -21,12 +21,18 @@ export class DeclaredPreparationError extends Error {
   override readonly name = "DeclaredPreparationError";
   constructor(
     readonly phase: string,
-    reason: string,
+    readonly reason: string,
     readonly outputTail: string,
   ) {
     super(
       `vercel-sandbox: the repository's preparation failed in ${phase}: ${reason}${outputTail ? `\n${outputTail}` : ""}`,
     );
+  }
+
+  /** A failed phase of the recipe, as runPhases reported it (its tail already redacted and capped). */
+  static of(failed: PhaseOutcome): DeclaredPreparationError {
+    const reason = failed.reason ?? `exited ${failed.exitCode ?? "without a status"}`;
+    return new DeclaredPreparationError(failed.phase, reason, failed.outputTail);
   }
 }
 
@@ -119,11 +125,11 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   current();
   diagnostics.phases = ran.reports.map(({ outputTail: _tail, reason: _reason, ...report }) => report);
   if (ran.failed) {
-    const reason = ran.failed.reason ?? `exited ${ran.failed.exitCode ?? "without a status"}`;
-    diagnostics.failure = { phase: ran.failed.phase, reason, outputTail: capTail(ran.failed.outputTail) };
+    const failure = DeclaredPreparationError.of(ran.failed);
+    diagnostics.failure = { phase: ran.failed.phase, reason: failure.reason, outputTail: failure.outputTail };
     if (recipe.source !== "detected") {
-      await input.store.recordDiagnostics({ ...diagnostics, totalMs: now() - started });
-      throw new DeclaredPreparationError(ran.failed.phase, reason, capTail(ran.failed.outputTail));
+      await finish(input.sandbox);
+      throw failure;
     }
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
     return finish(input.sandbox);

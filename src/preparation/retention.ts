@@ -9,6 +9,7 @@
 import type { VercelProject } from "../provider/client.js";
 import { messageOf } from "../provider/redact.js";
 import type { ImageStore } from "./store.js";
+import { newestFirst } from "./store-state.js";
 import type { ImageRecord } from "./types.js";
 
 export interface RetentionRules {
@@ -95,7 +96,7 @@ export function planRetention(
     else byKey.set(image.key, [...(byKey.get(image.key) ?? []), image]);
   }
   for (const group of byKey.values()) {
-    group.sort((a, b) => b.createdAt - a.createdAt);
+    group.sort(newestFirst);
     group.forEach((image, index) => {
       const { keep, unusedForMs } = rules.get(image.profileKey)!;
       if (index >= keep) doom(image, "beyond-keep");

@@ -14,8 +14,5 @@ export async function startWorker(run: ProvisionRun, sandbox: SandboxHandle, pre
   if (phases.length === 0) return;
   const box = run.project.box(sandbox);
   const ran = await runPhases(phases, prepared.recipe, { box, cwd: prepared.checkout, signal: run.options.signal });
-  if (ran.failed) {
-    const reason = ran.failed.reason ?? `exited ${ran.failed.exitCode ?? "without a status"}`;
-    throw new DeclaredPreparationError(ran.failed.phase, reason, ran.failed.outputTail);
-  }
+  if (ran.failed) throw DeclaredPreparationError.of(ran.failed);
 }
