@@ -45,8 +45,6 @@ export class ImageUnusableError extends Error {
 export class ImageStore {
   private state = emptyState();
   private loaded: Promise<void> | undefined;
-  /** The file's identity, size and time when it was last merged into memory. */
-  private seen: string | undefined;
   private readonly durable: DurableFile<StoreState> | undefined;
 
   /** Without a file the store lives in memory (tests, or a host that gives the plugin no state dir). */
@@ -59,21 +57,19 @@ export class ImageStore {
   }
 
   private load(): Promise<void> {
-    this.loaded ??= this.readFromDisk();
+    this.loaded ??= this.readIfChanged();
     return this.loaded;
   }
 
-  private async readFromDisk(): Promise<void> {
-    if (!this.durable) return;
-    const signature = await this.durable.signature();
-    mergeState(this.state, await this.durable.read());
-    this.seen = signature;
+  private async readIfChanged(): Promise<void> {
+    const onDisk = await this.durable?.readIfChanged();
+    if (onDisk) mergeState(this.state, onDisk);
   }
 
   /** Memory, after reading the file again if another instance (a gateway, a CLI) changed it since. */
   private async current(): Promise<StoreState> {
     await this.load();
-    if (this.durable && (await this.durable.signature()) !== this.seen) await this.readFromDisk();
+    await this.readIfChanged();
     return this.state;
   }
 

@@ -5,7 +5,9 @@
 //   writes them with its next change);
 // - writes are durable: temp file, fsync, rename, fsync of the directory; private (0600);
 // - every read and write of one path in this process runs on one queue, and a write is built from what is
-//   on disk at that moment, so owners can merge in what other instances wrote before replacing the file.
+//   on disk at that moment, so owners can merge in what other instances wrote before replacing the file;
+// - it remembers the file as this instance last read or wrote it, so an owner re-reads only what another
+//   instance (a second gateway process, a CLI) changed since.
 import * as nodeFs from "node:fs/promises";
 import { dirname } from "node:path";
 import { messageOf } from "./redact.js";
@@ -50,9 +52,14 @@ function queued<T>(file: string, task: () => Promise<T>): Promise<T> {
   return run;
 }
 
+const signatureOf = (stat: { ino: number; size: number; mtimeMs: number }) =>
+  `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+
 export class DurableFile<T> {
   private readonly fs: DurableFs;
   private readonly logger: DurableLogger;
+  /** The file's identity, size and time when this instance last read or wrote it. */
+  private seen: string | undefined;
 
   constructor(
     readonly path: string,
@@ -64,23 +71,32 @@ export class DurableFile<T> {
   }
 
   /** Changes whenever the file is replaced or rewritten; "absent" when there is none (or it cannot be seen). */
-  async signature(): Promise<string> {
+  private async signature(): Promise<string> {
     try {
-      const stat = await nodeFs.stat(this.path);
-      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      return signatureOf(await nodeFs.stat(this.path));
     } catch {
       return "absent";
     }
   }
 
-  /** What is on disk; never rejects (a damaged file is quarantined and read as empty). */
-  read(): Promise<T> {
-    return queued(this.path, () => this.readOrQuarantine());
+  /**
+   * What is on disk, or undefined when the file is as this instance last read or wrote it; never rejects (a
+   * damaged file is quarantined and read as empty).
+   */
+  readIfChanged(): Promise<T | undefined> {
+    return queued(this.path, async () => {
+      const signature = await this.signature();
+      if (signature === this.seen) return undefined;
+      const onDisk = await this.readOrQuarantine();
+      this.seen = signature;
+      return onDisk;
+    });
   }
 
   /**
    * Under the file's queue, hands `build` what is on disk and writes the text it returns. When `build`
    * throws nothing is written and the error is the caller's; a failed write is logged and resolves `false`.
+   * `build` merges what is on disk into its owner's memory and writes that, so the file written counts as read.
    */
   async update(build: (onDisk: T) => string): Promise<boolean> {
     let body: string | undefined;
@@ -131,10 +147,13 @@ export class DurableFile<T> {
     await this.fs.mkdir(dir, { recursive: true, mode: 0o700 });
     const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     const handle = await this.fs.open(temp, "w", 0o600);
+    let written: string;
     try {
       try {
         await handle.writeFile(body);
         await handle.sync();
+        // The rename keeps inode, size and time: this is the signature the file has once in place.
+        written = signatureOf(await handle.stat());
       } finally {
         await handle.close();
       }
@@ -143,6 +162,7 @@ export class DurableFile<T> {
       await this.fs.unlink(temp).catch(() => undefined);
       throw error;
     }
+    this.seen = written;
     // The rename itself is durable only once the directory entry is.
     const dirHandle = await this.fs.open(dir, "r");
     try {

@@ -9,7 +9,7 @@
 // failed write logged and repaired by the next one, durable and private), and a write merges with what is on
 // disk (union), so two provider instances on one file keep each other's tombstones.
 import { join } from "node:path";
-import { DamagedFileError, DurableFile, type DurableFs, type DurableLogger } from "./durable-file.js";
+import { DamagedFileError, DurableFile, type DurableFileOptions } from "./durable-file.js";
 
 export interface Tombstone {
   sandboxName: string;
@@ -40,15 +40,6 @@ interface LedgerFile {
   tombstones: Tombstones;
   /** Absent in files written before marks existed. */
   enrolled?: Marks;
-}
-
-/** The file operations the ledger uses; tests wrap the real ones to observe order or fail one. */
-export type LedgerFs = DurableFs;
-export type LedgerLogger = DurableLogger;
-
-export interface LedgerOptions {
-  logger?: LedgerLogger;
-  fs?: LedgerFs;
 }
 
 const MAX_TOMBSTONES = 4096;
@@ -110,22 +101,20 @@ export class LeaseLedger {
   /** Marks this instance removed: a merge with an older file must not bring them back. */
   private readonly forgotten = new Set<string>();
   private loaded: Promise<void> | undefined;
-  /** The file's identity, size and time when it was last merged into memory. */
-  private seen: string | undefined;
   private readonly durable: DurableFile<LedgerState> | undefined;
 
   /** Without a file the ledger lives in memory (tests, or a host that gives the plugin no state dir). */
-  constructor(file?: string, options: LedgerOptions = {}) {
+  constructor(file?: string, options: DurableFileOptions = {}) {
     this.durable = file ? new DurableFile(file, LEDGER_FORMAT, options) : undefined;
   }
 
-  static inDirectory(stateDir: string | undefined, options: LedgerOptions = {}): LeaseLedger {
+  static inDirectory(stateDir: string | undefined, options: DurableFileOptions = {}): LeaseLedger {
     return new LeaseLedger(stateDir ? join(stateDir, "vercel-sandbox", "leases.json") : undefined, options);
   }
 
   /** Loads once; never rejects (a damaged file is quarantined and the ledger starts empty). */
   private load(): Promise<void> {
-    this.loaded ??= this.readFromDisk();
+    this.loaded ??= this.refresh();
     return this.loaded;
   }
 
@@ -135,14 +124,8 @@ export class LeaseLedger {
    * lease is never re-created here because of a stale memory.
    */
   private async refresh(): Promise<void> {
-    if (this.durable && (await this.durable.signature()) !== this.seen) await this.readFromDisk();
-  }
-
-  private async readFromDisk(): Promise<void> {
-    if (!this.durable) return;
-    const signature = await this.durable.signature();
-    merge(this.state, await this.durable.read(), this.forgotten);
-    this.seen = signature;
+    const onDisk = await this.durable?.readIfChanged();
+    if (onDisk) merge(this.state, onDisk, this.forgotten);
   }
 
   /** Persists the union of memory and disk; a failure is logged and left to the next write to repair. */

@@ -5,7 +5,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LeaseLedger, type LedgerFs } from "../../src/provider/ledger.js";
+import type { DurableFs } from "../../src/provider/durable-file.js";
+import { LeaseLedger } from "../../src/provider/ledger.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -88,7 +89,7 @@ describe("lease ledger", () => {
   it("a failed write is logged, and the next write stores every tombstone", async () => {
     const dir = await stateDir();
     let failRenames = 1;
-    const flaky: LedgerFs = {
+    const flaky: DurableFs = {
       ...fs,
       rename: async (from, to) => {
         if (failRenames-- > 0) throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
@@ -108,7 +109,7 @@ describe("lease ledger", () => {
   it("flushes the new file to disk before renaming it into place, then the directory", async () => {
     const dir = await stateDir();
     const events: string[] = [];
-    const observed: LedgerFs = {
+    const observed: DurableFs = {
       ...fs,
       open: (async (path: string, flags?: string, mode?: number) => {
         const handle = await fs.open(path, flags, mode);
@@ -118,7 +119,7 @@ describe("lease ledger", () => {
           return sync();
         };
         return handle;
-      }) as LedgerFs["open"],
+      }) as DurableFs["open"],
       rename: async (from, to) => {
         events.push(
           `rename ${String(from).endsWith(".tmp") ? "temp" : from} -> ${to === ledgerFile(dir) ? "ledger" : to}`,
@@ -205,5 +206,25 @@ describe("lease ledger", () => {
     expect(await ledger.enrolled("vsb_0")).toBeUndefined();
     expect(await ledger.enrolled("vsb_1")).toMatchObject({ enrolledAt: 1001 });
     expect(await ledger.enrolled("vsb_1024")).toMatchObject({ enrolledAt: 2024 });
+  });
+  it("reads the file again only when another instance changed it, not after its own write", async () => {
+    const dir = await stateDir();
+    let reads = 0;
+    const counting: DurableFs = {
+      ...fs,
+      readFile: ((...args: Parameters<typeof fs.readFile>) => {
+        reads += 1;
+        return fs.readFile(...args);
+      }) as DurableFs["readFile"],
+    };
+    const ledger = LeaseLedger.inDirectory(dir, { fs: counting });
+    await ledger.bury("vsb_1", "openclaw-1", 1);
+    const afterOwnWrite = reads;
+    // A miss looks at the file again only if it changed: it is as this instance wrote it.
+    expect(await ledger.tombstone("vsb_2")).toBeUndefined();
+    expect(reads).toBe(afterOwnWrite);
+    await LeaseLedger.inDirectory(dir).bury("vsb_2", "openclaw-2", 2);
+    expect(await ledger.tombstone("vsb_2")).toMatchObject({ sandboxName: "openclaw-2" });
+    expect(reads).toBe(afterOwnWrite + 1);
   });
 });
