@@ -3,6 +3,7 @@
 // plugin's read-only `vercelSandbox.status` method. An unreachable gateway is a result, not a failure: every
 // command still reports what it can see without it, and says how to connect.
 import { PROVIDER_ID } from "../provider/provider.js";
+import { messageOf } from "../provider/redact.js";
 import { type GatewayStatus, STATUS_METHOD } from "./gateway-status.js";
 
 export type GatewayCall = (method: string, params: unknown) => Promise<unknown>;
@@ -46,8 +47,6 @@ function isGatewayStatus(value: unknown): value is GatewayStatus {
   const v = value as Partial<GatewayStatus> | null;
   return v?.version === 1 && Array.isArray(v.keepalive);
 }
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export async function readGateway(call: GatewayCall): Promise<GatewayView> {
   let environments: WorkerEnvironment[];

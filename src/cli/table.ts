@@ -1,16 +1,11 @@
 // Plain-text tables for the human output of the CLI: a header, then one line per row, columns padded to
 // their widest cell. Cells come from Vercel and from files, so control characters are replaced: a sandbox
 // name or an error message must not be able to move the cursor or recolour the operator's terminal.
+import { printable } from "../preparation/diagnostics.js";
 
 export interface Column<T> {
   header: string;
   cell: (row: T) => string;
-}
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-
-export function printable(text: string): string {
-  return text.replace(CONTROL, "?");
 }
 
 export function formatTable<T>(columns: readonly Column<T>[], rows: readonly T[]): string {

@@ -124,7 +124,8 @@ function duration(ms: number): string {
   return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
 }
 
-// Recipe files and command labels come from repositories: control characters must not reach a terminal.
-function printable(text: string): string {
+// Recipe files and command labels come from repositories (and table cells from Vercel and files): control
+// characters must not reach a terminal, where they could move the cursor or recolour it.
+export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?");
 }
