@@ -42,7 +42,7 @@ export interface StatusSources {
   idle?: () => IdleSource | undefined;
 }
 
-export function idleStatus({ clock, policy }: IdleSource): IdleStatus {
+function idleStatus({ clock, policy }: IdleSource): IdleStatus {
   return {
     nowMs: clock.nowMs,
     startedAtMs: clock.startedAtMs,

@@ -4,7 +4,7 @@
 // commander program, the config and a logger. The commands themselves load only when invoked.
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 
-export { type GatewayStatus, registerStatusMethod, STATUS_METHOD } from "./gateway-status.js";
+export { registerStatusMethod } from "./gateway-status.js";
 
 export const CLI_COMMAND = "vercel-sandbox";
 export const CLI_DESCRIPTION = "Inspect and tidy Vercel Sandbox workers: status, images, gc, doctor";

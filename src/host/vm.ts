@@ -29,7 +29,8 @@ export class CheckpointCleanupError extends Error {
   }
 }
 
-async function listCheckpoints(connection: VmConnection, name: string) {
+/** The sandbox's snapshots (its checkpoints), oldest first as the API lists them. */
+export async function listCheckpoints(connection: VmConnection, name: string) {
   const listed = await (await Snapshot.list({ ...connection, name } as Parameters<typeof Snapshot.list>[0])).toArray();
   return listed.map((s) => ({ id: s.id, status: s.status, createdAt: s.createdAt }));
 }

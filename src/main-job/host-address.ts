@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { promisify } from "node:util";
+import { hostAddresses } from "../emulator/host-addresses.js";
 
 const run = promisify(execFile);
 
@@ -38,10 +39,10 @@ function isAlive(pid: number): boolean {
 export async function addHostAddress(): Promise<HostAddress> {
   await removeStaleLinks();
   const link = `vsbjob-${process.pid.toString(36)}`;
-  const { stdout } = await run("ip", ["-o", "addr", "show"]);
+  const taken = await hostAddresses();
   let address = "";
   do address = `10.215.${randomInt(1, 255)}.${randomInt(1, 255)}`;
-  while (stdout.includes(` ${address}/`));
+  while (taken.has(address));
   await run("ip", ["link", "add", link, "type", "veth", "peer", "name", `${link}-p`]);
   try {
     await run("ip", ["addr", "add", `${address}/32`, "dev", link]);

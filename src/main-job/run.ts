@@ -6,6 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
+import { listCheckpoints } from "../host/vm.js";
 import { gatewayInstance, PROOF_FILE, proofsOn, secretsOnDisk, workerSteps } from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
 import { packPlugin } from "./package.js";
@@ -136,9 +137,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     const afterSleep = {
       vm1Status: (await host.vm1()).status,
       sandboxes: (await sandboxes()).filter((s) => s.status === "running").map((s) => s.name),
-      checkpoints: (
-        await (await Snapshot.list({ ...connection, name: box.name } as Parameters<typeof Snapshot.list>[0])).toArray()
-      ).filter((s) => s.status === "created").length,
+      checkpoints: (await listCheckpoints(connection, box.name)).filter((s) => s.status === "created").length,
     };
     progress.note(`host: ${JSON.stringify(sleep)}`);
     progress.note(
