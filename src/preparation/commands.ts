@@ -27,14 +27,14 @@ export interface PhaseOutcome extends PhaseReport {
   outputTail: string;
 }
 
-export const DEFAULT_PHASE_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_PHASE_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * The part of the box's own environment lifecycle commands keep: what a login of its default user gives
  * (identity, locale, search path), the CA bundle Node is told to trust, and the proxy the box reaches the
  * network through when it has one. Everything else the sandbox sets is dropped.
  */
-export const SETUP_ENV_NAMES = [
+const SETUP_ENV_NAMES = [
   "PATH",
   "HOME",
   "USER",

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { ProfileSettings } from "../provider/settings.js";
 
 /** Bump when what a prepared image contains changes shape, so older images are not reused. */
-export const IMAGE_FORMAT = 1;
+const IMAGE_FORMAT = 1;
 /** Project images are refreshed once they are this old, even at the same commit. */
 export const IMAGE_REFRESH_AGE_MS = 24 * 60 * 60_000;
 

@@ -9,7 +9,7 @@ import { type PreparationEvent, planPhases, type Recipe, RecipeError, resolveRec
 import type { SandboxBox, SandboxHandle, VercelProject } from "../provider/client.js";
 import { redact } from "../provider/redact.js";
 import type { NodeRuntimePreparation, ProjectPreparation } from "../provider/types.js";
-import { projectTransport, recordPreparation, scrubBox, syncCheckout } from "./box.js";
+import { projectTransport, recordPreparation, type SyncResult, scrubBox, syncCheckout } from "./box.js";
 import { type PhaseOutcome, runPhases } from "./commands.js";
 import { substitutionWarnings } from "./diagnostics.js";
 import { checkoutNameOf, imageCurrentReason } from "./key.js";
@@ -189,7 +189,7 @@ async function captureSkipReason(input: PrepareInput, event: "initial" | "refres
 }
 
 /** The recipe the admitted commit declares; an invalid declared recipe is the dispatch's error, never a fallback. */
-function recipeOf(synced: Awaited<ReturnType<typeof syncCheckout>>): Recipe {
+function recipeOf(synced: SyncResult): Recipe {
   const files = Object.fromEntries(
     Object.entries(synced.files).map(([name, b64]) => [name, new Uint8Array(Buffer.from(b64, "base64"))]),
   );

@@ -24,7 +24,7 @@ export interface RetentionProfile extends RetentionRules {
   project: VercelProject;
 }
 
-export const DEFAULT_DELETIONS_PER_PASS = 16;
+const DEFAULT_DELETIONS_PER_PASS = 16;
 
 export type RetentionReason = "beyond-keep" | "unused" | "retry";
 
