@@ -59,6 +59,10 @@ export class JobHost {
       start: gatewayStart(options.port, options.secrets),
       ready: () => this.ready(),
       onSlept: (outcome) => this.sleeps.push(outcome),
+      // The sleep the host accepted runs after its 202; the next message waits for it (it settles after onSlept).
+      waitUntil: (work) => {
+        this.sleeping = work.then(() => undefined);
+      },
     });
     this.server = await serve({ fetch: (request) => this.handle(host, request) }, 0, options.address);
     this.url = `http://${options.address}:${(this.server.address() as AddressInfo).port}`;
@@ -76,14 +80,7 @@ export class JobHost {
         headers: { "content-type": "application/json" },
       });
     }
-    const slept = this.sleeps.length;
-    const response = await reference.fetch(request);
-    if (response.status === 202) {
-      this.sleeping = (async () => {
-        while (this.sleeps.length === slept) await new Promise((resolve) => setTimeout(resolve, 200));
-      })();
-    }
-    return response;
+    return reference.fetch(request);
   }
 
   async ready(): Promise<boolean> {
