@@ -1,10 +1,9 @@
 // The warm-image store on real files (a temp state dir per test). Where a test needs a write to fail it wraps
 // node:fs/promises (the real calls still run).
 import * as fs from "node:fs/promises";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ChoiceConflictError,
   ImageStore,
@@ -14,25 +13,12 @@ import {
 } from "../../src/preparation/store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "../../src/preparation/types.js";
 import type { DurableFs } from "../../src/provider/durable-file.js";
+import { recordingLogger, tempStateDirs } from "../support/state-files.js";
 import { imageRecord } from "./records.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function stateDir() {
-  const dir = await mkdtemp(join(tmpdir(), "image-store-"));
-  dirs.push(dir);
-  return dir;
-}
+const stateDir = tempStateDirs("image-store");
 
 const storeFile = (dir: string) => join(dir, "vercel-sandbox", "images.json");
-
-function recordingLogger() {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (m: string) => warnings.push(m) } };
-}
 
 function choice(leaseId: string, snapshotId?: string, over: Partial<AllocationChoice> = {}): AllocationChoice {
   return {

@@ -1,30 +1,16 @@
 // The lease ledger on real files. Where a test needs to see the order of file operations or make one fail,
 // it wraps node:fs/promises (the real calls still run).
 import * as fs from "node:fs/promises";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DurableFs } from "../../src/provider/durable-file.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
+import { recordingLogger, tempStateDirs } from "../support/state-files.js";
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function stateDir() {
-  const dir = await mkdtemp(join(tmpdir(), "ledger-"));
-  dirs.push(dir);
-  return dir;
-}
+const stateDir = tempStateDirs("ledger");
 
 const ledgerFile = (dir: string) => join(dir, "vercel-sandbox", "leases.json");
-
-function recordingLogger() {
-  const warnings: string[] = [];
-  return { warnings, logger: { warn: (m: string) => warnings.push(m) } };
-}
 
 describe("lease ledger", () => {
   it("remembers tombstones across instances in a private file", async () => {
