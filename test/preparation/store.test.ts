@@ -1,6 +1,3 @@
-// The warm-image store on real files (a temp state dir per test). Where a test needs a write to fail it wraps
-// node:fs/promises (the real calls still run).
-import * as fs from "node:fs/promises";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,8 +9,7 @@ import {
   STORE_BOUNDS,
 } from "../../src/preparation/store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "../../src/preparation/types.js";
-import type { DurableFs } from "../../src/provider/durable-file.js";
-import { recordingLogger, tempStateDirs } from "../support/state-files.js";
+import { recordingLogger, renamesFailing, tempStateDirs } from "../support/state-files.js";
 import { imageRecord } from "./records.js";
 
 const stateDir = tempStateDirs("image-store");
@@ -220,16 +216,8 @@ describe("image store", () => {
 
   it("a failed write is logged, and the next write stores every record", async () => {
     const dir = await stateDir();
-    let failRenames = 1;
-    const flaky: DurableFs = {
-      ...fs,
-      rename: async (from, to) => {
-        if (failRenames-- > 0) throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
-        return fs.rename(from, to);
-      },
-    };
     const { warnings, logger } = recordingLogger();
-    const store = ImageStore.inDirectory(dir, { logger, fs: flaky });
+    const store = ImageStore.inDirectory(dir, { logger, fs: renamesFailing(1) });
     await store.recordImage(imageRecord("snap_1"));
     expect(warnings.join()).toContain("disk full");
     expect(ids(await store.images())).toEqual(["snap_1"]);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DurableFs } from "../../src/provider/durable-file.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
-import { recordingLogger, tempStateDirs } from "../support/state-files.js";
+import { recordingLogger, renamesFailing, tempStateDirs } from "../support/state-files.js";
 
 const stateDir = tempStateDirs("ledger");
 
@@ -74,16 +74,8 @@ describe("lease ledger", () => {
 
   it("a failed write is logged, and the next write stores every tombstone", async () => {
     const dir = await stateDir();
-    let failRenames = 1;
-    const flaky: DurableFs = {
-      ...fs,
-      rename: async (from, to) => {
-        if (failRenames-- > 0) throw Object.assign(new Error("disk full"), { code: "ENOSPC" });
-        return fs.rename(from, to);
-      },
-    };
     const { warnings, logger } = recordingLogger();
-    const ledger = LeaseLedger.inDirectory(dir, { logger, fs: flaky });
+    const ledger = LeaseLedger.inDirectory(dir, { logger, fs: renamesFailing(1) });
     await ledger.bury("vsb_1", "openclaw-1", 1);
     expect(warnings.join()).toContain("disk full");
     await ledger.bury("vsb_2", "openclaw-2", 2);
