@@ -9,11 +9,11 @@ import { VercelClient } from "../provider/client.js";
 import { LeaseLedger } from "../provider/ledger.js";
 import { messageOf } from "../provider/redact.js";
 import { renderDoctor, runDoctor } from "./doctor.js";
-import { type GatewayCall, readGateway } from "./gateway.js";
+import type { GatewayCall } from "./gateway.js";
 import { planGc, renderGc, runGc } from "./gc.js";
 import { renderImages } from "./images.js";
+import { observe } from "./observe.js";
 import { vercelProfiles } from "./profiles.js";
-import { listProfiles } from "./sandboxes.js";
 import { buildStatus, renderStatus } from "./status.js";
 
 type Registrar = Parameters<OpenClawPluginApi["registerCli"]>[0];
@@ -55,7 +55,8 @@ function environment(context: CommandContext, options: Options) {
     callGatewayFromCli(method, { ...options, json: true, config: context.config } as GatewayRpcOpts, params, {
       progress: false,
     });
-  return { stateDir, profiles, call, client: new VercelClient({ env: process.env }) };
+  const ledger = LeaseLedger.inDirectory(stateDir, { logger: stderrLogger });
+  return { stateDir, profiles, call, ledger, client: new VercelClient({ env: process.env }) };
 }
 
 /** Prints a command's result (or its failure, with the remedy) as a table or as JSON, and sets the exit code. */
@@ -76,17 +77,6 @@ export function run<T>(options: Options, work: () => Promise<Output<T>>): Promis
   );
 }
 
-/** What status and gc both start from, read at once: the gateway's view, our sandboxes, the ledger's tombstones. */
-async function observe(env: ReturnType<typeof environment>) {
-  const ledger = LeaseLedger.inDirectory(env.stateDir, { logger: stderrLogger });
-  const [gateway, listings, tombstones] = await Promise.all([
-    readGateway(env.call),
-    listProfiles(env.client, env.profiles),
-    ledger.all(),
-  ]);
-  return { ledger, gateway, listings, tombstones: new Map(tombstones) };
-}
-
 async function status(context: CommandContext, options: Options): Promise<Output<unknown>> {
   const { gateway, listings, tombstones } = await observe(environment(context, options));
   const report = buildStatus(gateway, listings, tombstones);
@@ -104,10 +94,10 @@ async function gc(context: CommandContext, options: Options): Promise<Output<unk
   if (env.profiles.length === 0) {
     throw new CliError("no cloudWorkers profile uses provider vercel-sandbox", "Add one, then run gc again");
   }
-  const { ledger, gateway, listings, tombstones } = await observe(env);
+  const { gateway, listings, tombstones } = await observe(env);
   const store = ImageStore.inDirectory(env.stateDir, { logger: stderrLogger });
   const plan = planGc(gateway, listings, tombstones);
-  const report = await runGc(plan, listings, { ledger, images: store }, !!options.dryRun);
+  const report = await runGc(plan, listings, { ledger: env.ledger, images: store }, !!options.dryRun);
   return { json: report, text: renderGc(report), failed: report.failed.length > 0 };
 }
 

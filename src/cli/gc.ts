@@ -1,8 +1,10 @@
 // `openclaw vercel-sandbox gc [--dry-run]`: removes sandboxes tagged with our scope that no lease owns, and
 // only with proof that none does:
 // - the ledger holds the lease's tombstone (core destroyed it; a late replay re-created the sandbox), or
-// - the gateway answered, lists no environment holding the lease, and has no environment of ours still
-//   provisioning without a lease id (whose lease could be this one).
+// - the gateway answered, lists no environment holding the lease (in any state but destroyed), and has no
+//   environment of ours still provisioning without a lease id (whose lease could be this one). The gateway is
+//   asked only after Vercel listed the sandboxes (observe.ts): a sandbox a provision creates later is not
+//   judged, so one being provisioned never looks unowned.
 // Anything else is kept, with the reason. Removal is the provider's release with proof of absence: the lease
 // is buried first (so no replay re-creates it), the sandbox deleted with the snapshots it owns except those
 // the warm-image store retains, and its absence proven before it counts as removed; then, as destroy does,

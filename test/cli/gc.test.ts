@@ -6,8 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayView, readGateway } from "../../src/cli/gateway.js";
+import { type GatewayCall, type GatewayView, readGateway } from "../../src/cli/gateway.js";
 import { planGc, renderGc, runGc } from "../../src/cli/gc.js";
+import { observe } from "../../src/cli/observe.js";
 import { vercelProfiles } from "../../src/cli/profiles.js";
 import { listProfiles } from "../../src/cli/sandboxes.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
@@ -36,7 +37,7 @@ const worker = (id: string, state: string, leaseId?: string) => ({
   worker: { providerId: "vercel-sandbox", state, ...(leaseId ? { leaseId } : {}) },
 });
 
-function profilesFor(token: string) {
+function profilesFor(token: string, fetch?: typeof globalThis.fetch) {
   const settings = {
     apiUrl: api.url,
     tokenEnv: "GC_TOKEN",
@@ -47,7 +48,7 @@ function profilesFor(token: string) {
     { cloudWorkers: { profiles: { vsb: { provider: "vercel-sandbox", settings } } } },
     SCOPE,
   );
-  return { profiles, client: new VercelClient({ env: { GC_TOKEN: token } }) };
+  return { profiles, client: new VercelClient({ env: { GC_TOKEN: token }, ...(fetch ? { fetch } : {}) }) };
 }
 
 async function names(): Promise<string[]> {
@@ -148,5 +149,39 @@ describe("gc", () => {
     expect(renderGc(report)).toMatch(/^2 removed, 0 failed, 2 kept\./);
     expect(await images.choiceFor(LOOSE)).toBeUndefined();
     expect(await images.choiceFor(HELD)).toBeDefined();
+  });
+
+  it("never removes a sandbox a provision creates while gc is looking: Vercel is listed before the gateway is asked", async () => {
+    // The window: the gateway computes its answer before the provision's environment exists, then the provision
+    // creates its sandbox. Vercel serves every request of gc's after a provision in flight has created its
+    // sandbox (as a real list would, once the create has landed), so whichever source gc reads first decides.
+    const fresh = "vsb_555555555555555555555555";
+    const environments = [worker("e1", "ready", HELD)];
+    let provision: Promise<unknown> = Promise.resolve();
+    const call: GatewayCall = async (method) => {
+      if (method !== "environments.list") return { version: 1, keepalive: [] };
+      const answer = { environments: [...environments] };
+      provision = Sandbox.create({
+        ...api.credentials,
+        fetch: api.fetch,
+        name: nameOf(fresh),
+        runtime: "node24",
+        tags: { "openclaw-scope": SCOPE },
+      }).then(() => environments.push(worker("e5", "provisioning")));
+      await provision;
+      return answer;
+    };
+    const held: typeof globalThis.fetch = async (input, init) => {
+      await provision;
+      return api.fetch(input, init);
+    };
+    const { profiles, client } = profilesFor(api.credentials.token, held);
+    const ledger = LeaseLedger.inDirectory(stateDir);
+    const { gateway, listings, tombstones } = await observe({ call, client, profiles, ledger });
+    const p = planGc(gateway, listings, tombstones);
+    const report = await runGc(p, listings, { ledger, images: ImageStore.inDirectory(stateDir) }, false);
+    expect(report.removed.map((i) => i.sandboxName)).not.toContain(nameOf(fresh));
+    expect(await names()).toContain(nameOf(fresh));
+    expect(await ledger.tombstone(fresh)).toBeUndefined();
   });
 });
