@@ -10,6 +10,7 @@ export {
   DEFAULT_REPLAY_WINDOW_MS,
   MemoryNonceStore,
   type NonceStore,
+  NonceStoreFullError,
   type VerifyFailure,
   type VerifyOptions,
   type VerifyResult,

@@ -1,6 +1,7 @@
 // Verifying a notification from the resident: signature (HMAC-SHA256 over version, timestamp, nonce and
 // body), a replay window around the host's clock, and a nonce remembered for that window so a captured request
-// cannot be replayed inside it. A host with several instances passes a shared NonceStore (e.g. Redis SET NX).
+// cannot be replayed inside it. A host with several instances passes a shared NonceStore (e.g. Redis SET NX with
+// an expiry of `expiresAtMs - nowMs + 1` ms).
 
 import { Value } from "@sinclair/typebox/value";
 import { type Notification, NotificationSchema } from "../suspend/protocol.js";
@@ -9,11 +10,33 @@ import { NONCE_HEADER, SIGNATURE_HEADER, signatureMatches, TIMESTAMP_HEADER } fr
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
 
 export interface NonceStore {
-  /** Records `nonce` until `expiresAtMs`; false when it was already recorded (a replay). */
-  claim(nonce: string, expiresAtMs: number): boolean | Promise<boolean>;
+  /**
+   * Records `nonce` until `expiresAtMs` inclusive (the last instant its request still passes the window); false
+   * when it is already recorded (a replay). `nowMs` is the verifier's clock. A store that cannot record it must
+   * throw (fail closed), never forget a nonce that has not expired.
+   */
+  claim(nonce: string, expiresAtMs: number, nowMs: number): boolean | Promise<boolean>;
 }
 
-/** An in-memory NonceStore for one host instance, bounded: expired nonces are pruned, the oldest dropped first. */
+/** The nonce store is full of nonces still inside their window: new notifications are refused until one expires. */
+export class NonceStoreFullError extends Error {
+  constructor(
+    readonly capacity: number,
+    /** When the oldest-expiring nonce frees its slot. */
+    readonly retryAfterMs: number,
+  ) {
+    super(
+      `the nonce store holds ${capacity} live nonces; refusing new notifications for ${retryAfterMs} ms rather than ` +
+        "forgetting one (raise its capacity, or use a shared store)",
+    );
+    this.name = "NonceStoreFullError";
+  }
+}
+
+/**
+ * An in-memory NonceStore for one host instance, bounded: nonces are pruned only once expired; when it is full of
+ * live ones it throws NonceStoreFullError instead of evicting one (an evicted nonce could be replayed).
+ */
 export class MemoryNonceStore implements NonceStore {
   readonly #seen = new Map<string, number>();
   readonly #max: number;
@@ -24,11 +47,14 @@ export class MemoryNonceStore implements NonceStore {
     this.#now = now;
   }
 
-  claim(nonce: string, expiresAtMs: number): boolean {
-    const now = this.#now();
-    for (const [key, expiry] of this.#seen) if (expiry <= now) this.#seen.delete(key);
+  claim(nonce: string, expiresAtMs: number, nowMs: number = this.#now()): boolean {
+    // Strictly after: at `expiresAtMs` itself the request still passes the window check.
+    for (const [key, expiry] of this.#seen) if (expiry < nowMs) this.#seen.delete(key);
     if (this.#seen.has(nonce)) return false;
-    if (this.#seen.size >= this.#max) this.#seen.delete(this.#seen.keys().next().value as string);
+    if (this.#seen.size >= this.#max) {
+      const soonest = Math.min(...this.#seen.values());
+      throw new NonceStoreFullError(this.#max, soonest - nowMs + 1);
+    }
     this.#seen.set(nonce, expiresAtMs);
     return true;
   }
@@ -53,7 +79,10 @@ function header(headers: VerifyOptions["headers"], name: string): string | undef
   return Array.isArray(value) ? value[0] : (value ?? undefined);
 }
 
-/** Checks signature, window, nonce (in that order; a nonce is claimed only for a genuine, fresh request). */
+/**
+ * Checks signature, window, nonce (in that order; a nonce is claimed only for a genuine, fresh request). Throws
+ * what the nonce store throws (NonceStoreFullError for the in-memory one): answer 503 so the resident retries.
+ */
 export async function verifyNotification(options: VerifyOptions): Promise<VerifyResult> {
   const timestamp = header(options.headers, TIMESTAMP_HEADER);
   const nonce = header(options.headers, NONCE_HEADER);
@@ -68,7 +97,8 @@ export async function verifyNotification(options: VerifyOptions): Promise<Verify
   const now = options.nowMs ?? Date.now();
   const windowMs = options.windowMs ?? DEFAULT_REPLAY_WINDOW_MS;
   if (Math.abs(now - timestampMs) > windowMs) return { ok: false, reason: "outside-window" };
-  if (!(await options.nonces.claim(nonce, timestampMs + windowMs))) return { ok: false, reason: "replayed" };
+  // Held until the window would refuse it by itself: accepted while |now - timestamp| <= window.
+  if (!(await options.nonces.claim(nonce, timestampMs + windowMs, now))) return { ok: false, reason: "replayed" };
   let parsed: unknown;
   try {
     parsed = JSON.parse(options.body);
