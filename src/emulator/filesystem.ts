@@ -14,7 +14,7 @@ import { createGunzip } from "node:zlib";
 import { extract, pack } from "tar-stream";
 import { badRequest, HttpError } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
-import { AS_DEFAULT_USER, enterSandbox, type Holder } from "./isolation.js";
+import { AS_DEFAULT_USER, type Holder, inSandbox } from "./isolation.js";
 import { SANDBOX_CWD } from "./payloads.js";
 import { SANDBOX_PATH } from "./sudo.js";
 
@@ -30,7 +30,8 @@ export function resolveInSandbox(p: string, cwd = SANDBOX_CWD): string {
 
 /** A process inside the sandbox, as its default user, with plain C-locale messages. */
 function spawnInSandbox(holder: Holder, argv: string[], track: Track): ChildProcess {
-  const child = spawn("nsenter", [...enterSandbox(holder), "--", ...AS_DEFAULT_USER, ...argv], {
+  const [command, args] = inSandbox(holder, [...AS_DEFAULT_USER, ...argv]);
+  const child = spawn(command, args, {
     env: { PATH: SANDBOX_PATH, HOME: SANDBOX_USER.home, LANG: "C", LC_ALL: "C" },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -1,28 +1,43 @@
-// The sandbox image: the lowest layer of every sandbox's root, built once per emulator data dir.
-// It holds only what a Vercel sandbox has of its own (a sanitised /etc with the `vercel-sandbox`
-// account, empty /root, /home/vercel-sandbox, /vercel/sandbox, /tmp, /var…) and the `sudo` of the
-// emulated image; the runtime's system directories (/usr and the merged-/usr links) are mounted
-// read-only over it by the holder (isolation.ts). Nothing else of the host is copied: no host
+// The sandbox image: the lower layers of every sandbox's root, built under the emulator's data dir. They
+// hold only what a Vercel sandbox has of its own (a sanitised /etc with the `vercel-sandbox` account,
+// empty /root, /home/vercel-sandbox, /vercel/sandbox, /tmp, /var…), the `sudo` of the emulated image,
+// and a copy of the runtime's Node; the host's system directories (/usr and the merged-/usr links) are
+// mounted read-only over it by the holder (isolation.ts). Nothing else of the host is copied: no host
 // account, no host home, no host config beyond the files listed in ETC_FROM_HOST.
 //
-// Sandboxes run in a user namespace (Vercel's user model): uid/gid N inside is SANDBOX_ID_BASE + N
-// on the host, so sandbox root is root inside the sandbox only. The image's files are owned by those
-// host ids, which is why they appear owned by root (or vercel-sandbox) inside.
+// Building the image never changes a host file: everything taken from the host is a COPY (new inodes,
+// never a hard link), and owners and modes are set on those copies only, never through a symbolic link.
+//
+// Sandboxes run in a user namespace (Vercel's user model): uid/gid N inside is `idBase + N` on the host,
+// where each sandbox has a range of its own (id-ranges.ts). The root skeleton and the usr layer are owned
+// by the ids of one range, which is why they appear owned by root (or vercel-sandbox) inside; they are a
+// few hundred KB, so each range in use gets its own. The Node copy is shared by all sandboxes and owned
+// by the host's root, so a sandbox can run it but never change it.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
-import { chmod, chown, copyFile, cp, mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { constants, existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
+import {
+  chmod,
+  chown,
+  copyFile,
+  cp,
+  mkdir,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { ownByHostRoot } from "./owner-shift.js";
 import { SUDO_HELPER, SUDO_SCRIPT } from "./sudo.js";
 
 const run = promisify(execFile);
 
 /** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
 export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";
-/** Host uid/gid of sandbox uid/gid 0; the namespace maps SANDBOX_ID_COUNT ids from here. */
-export const SANDBOX_ID_BASE = 1_879_048_192;
-export const SANDBOX_ID_COUNT = 65_536;
 export const SANDBOX_USER = { name: "vercel-sandbox", uid: 1000, gid: 1000, home: "/home/vercel-sandbox" };
 /** Members of this group may use sudo, as on Vercel's image (Amazon Linux's `wheel`). */
 export const WHEEL_GID = 10;
@@ -30,7 +45,7 @@ export const WHEEL_GID = 10;
 export const SANDBOX_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
 /** Directories of the host that are mounted read-only into every sandbox when they are real directories. */
 export const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
-const IMAGE_VERSION = "2";
+const IMAGE_VERSION = "3";
 
 /** Harmless host files the image copies (dynamic linker cache, login defaults, alternatives links). */
 const ETC_FROM_HOST = [
@@ -52,13 +67,15 @@ const ETC_FROM_HOST = [
 ];
 
 export interface SandboxImage {
-  /** The root skeleton: the lowest overlay layer of every sandbox's `/`. */
+  /** The root skeleton, owned by one id range: the top lower layer of a sandbox's `/`. */
   root: string;
-  /** Stacked over the host's /usr (read-only): the image's own `sudo`. */
+  /** Stacked over the host's /usr (read-only): the image's own `sudo`, owned by one id range. */
   usr: string;
+  /** Under the skeleton: the runtime's Node at SANDBOX_NODE_PREFIX (empty without one), host root's. */
+  node: string;
+  /** Host id of sandbox id 0 for the sandboxes this image is for (id-ranges.ts). */
+  idBase: number;
 }
-
-const host = (id: number) => SANDBOX_ID_BASE + id;
 
 function etcFiles(): Record<string, { text: string; mode: number; gid?: number }> {
   const u = SANDBOX_USER;
@@ -112,20 +129,9 @@ function isLink(p: string): boolean {
   }
 }
 
-async function buildRoot(root: string, extraCa: string): Promise<void> {
-  for (const dir of [
-    "dev",
-    "proc",
-    "usr",
-    "tmp",
-    "run",
-    "mnt",
-    "srv",
-    "opt/vercel-sandbox-node",
-    "var/tmp",
-    "var/cache",
-    "var/lib",
-  ]) {
+async function buildRoot(root: string, extraCa: string, idBase: number): Promise<void> {
+  const host = (id: number) => idBase + id;
+  for (const dir of ["dev", "proc", "usr", "tmp", "run", "mnt", "srv", "opt", "var/tmp", "var/cache", "var/lib"]) {
     await mkdir(path.join(root, dir), { recursive: true });
   }
   // Merged-/usr links stay links; real system directories become mount points for read-only binds.
@@ -141,8 +147,9 @@ async function buildRoot(root: string, extraCa: string): Promise<void> {
     await writeFile(path.join(etc, name), file.text, { mode: file.mode });
   }
   await writeFile(path.join(root, SANDBOX_CA_BUNDLE), caBundle(extraCa), { mode: 0o644 });
-  // Everything is sandbox root's; then the few things that are not.
-  await run("chown", ["-R", "-h", `${host(0)}:${host(0)}`, root]);
+  // Everything (copies made above; chown -R never descends into a link) is sandbox root's; then the few
+  // things that are not.
+  await run("chown", ["-R", "-P", "-h", `${host(0)}:${host(0)}`, root]);
   await mkdir(path.join(root, "root"), { mode: 0o700 });
   await chown(path.join(root, "root"), host(0), host(0));
   for (const [dir, mode] of [
@@ -158,51 +165,78 @@ async function buildRoot(root: string, extraCa: string): Promise<void> {
   for (const dir of ["tmp", "var/tmp"]) await chmod(path.join(root, dir), 0o1777);
 }
 
-async function buildUsr(usr: string): Promise<void> {
+async function buildUsr(usr: string, idBase: number): Promise<void> {
   const libexec = path.join(usr, "libexec/vercel-sandbox");
   await mkdir(path.join(usr, "bin"), { recursive: true });
   await mkdir(libexec, { recursive: true });
   await writeFile(path.join(usr, "bin/sudo"), SUDO_SCRIPT, { mode: 0o755 });
-  // The privileged half of sudo: util-linux's setpriv, set-user-ID sandbox root, runnable by wheel only.
+  // The privileged half of sudo: a copy of util-linux's setpriv, set-user-ID sandbox root, runnable by
+  // wheel only.
   const helper = path.join(usr, SUDO_HELPER.replace(/^\/usr\//, ""));
   await copyFile("/usr/bin/setpriv", helper);
-  await run("chown", ["-R", "-h", `${host(0)}:${host(0)}`, usr]);
-  await chown(helper, host(0), host(WHEEL_GID));
+  await run("chown", ["-R", "-P", "-h", `${idBase}:${idBase}`, usr]);
+  await chown(helper, idBase, idBase + WHEEL_GID);
   await chmod(helper, 0o4750);
 }
 
+/** What the sandbox needs of the runtime's Node install (paths under its prefix); the rest is not copied. */
+const NODE_TREES = ["lib/node_modules/npm", "lib/node_modules/corepack"];
+const NODE_LINKS = ["bin/npm", "bin/npx", "bin/corepack"];
+
 /**
- * The runtime's Node, at /opt/vercel-sandbox-node: hard-linked when the data dir shares its filesystem
- * (else copied), and left owned by the host's root, so the sandbox can run it but never change it. A
- * bind mount would show the host's path in the sandbox's mount table.
+ * A copy of the runtime's Node at SANDBOX_NODE_PREFIX: the `node` binary, npm (and corepack, when the
+ * install has it) and their `bin` entries as the links or scripts they are. Never hard links, never the
+ * whole prefix (a system Node's prefix is /usr): the copy is made of new files, and only the copy is
+ * given to the host's root. A bind mount would show the host's path in the sandbox's mount table.
  */
-async function addNode(root: string, nodeBinDir: string): Promise<void> {
-  const target = path.join(root, SANDBOX_NODE_PREFIX);
-  await rm(target, { recursive: true, force: true });
-  const source = path.dirname(nodeBinDir);
-  await run("cp", ["-al", source, target]).catch(async () => {
-    await rm(target, { recursive: true, force: true });
-    await run("cp", ["-a", source, target]);
-  });
-  await run("chown", ["-R", "-h", "0:0", target]);
+async function buildNode(layer: string, nodeBinDir: string | undefined): Promise<void> {
+  const target = path.join(layer, SANDBOX_NODE_PREFIX);
+  await mkdir(path.join(target, "bin"), { recursive: true });
+  if (nodeBinDir) {
+    const source = path.dirname(nodeBinDir);
+    // The binary itself, wherever a `bin/node` link (e.g. the alternatives system) leads.
+    await copyFile(
+      await realpath(path.join(nodeBinDir, "node")),
+      path.join(target, "bin/node"),
+      constants.COPYFILE_FICLONE,
+    );
+    for (const tree of NODE_TREES) {
+      if (!existsSync(path.join(source, tree))) continue;
+      await cp(path.join(source, tree), path.join(target, tree), { recursive: true, verbatimSymlinks: true });
+    }
+    for (const entry of NODE_LINKS) {
+      const from = path.join(source, entry);
+      if (isLink(from)) {
+        const to = await readlink(from);
+        // Only links into what was copied make sense in the sandbox.
+        const inside = path.resolve(path.dirname(path.join(target, entry)), to);
+        if (!path.isAbsolute(to) && existsSync(inside)) await symlink(to, path.join(target, entry));
+      } else if (existsSync(from)) {
+        await copyFile(from, path.join(target, entry));
+      }
+    }
+  }
+  await ownByHostRoot(path.join(layer, "opt"));
 }
 
-/** Builds the image under `<dataDir>/image` once (atomically: a half-built image is never used). */
-export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string, extraCa = ""): Promise<SandboxImage> {
-  const key = createHash("sha256")
-    .update(`${IMAGE_VERSION}\0${nodeBinDir ?? ""}\0${extraCa}`)
-    .digest("hex")
-    .slice(0, 12);
-  const dir = path.join(dataDir, "image", key);
-  const image = { root: path.join(dir, "root"), usr: path.join(dir, "usr") };
-  if (existsSync(path.join(dir, "complete"))) return image;
+/** Per layer dir, the last build of this process: builds of one layer run one after another, so a layer
+ * in use is never rebuilt (and replaced) by a concurrent boot. */
+const building = new Map<string, Promise<void>>();
+
+/** Builds `dir` with `build` unless it is complete, atomically: a half-built layer is never used. */
+function buildOnce(dir: string, build: (staging: string) => Promise<void>): Promise<void> {
+  const next = (building.get(dir) ?? Promise.resolve()).catch(() => undefined).then(() => buildLayer(dir, build));
+  building.set(dir, next);
+  return next;
+}
+
+async function buildLayer(dir: string, build: (staging: string) => Promise<void>): Promise<void> {
+  if (existsSync(path.join(dir, "complete"))) return;
   const staging = `${dir}.building-${process.pid}-${Date.now()}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
-    await buildRoot(path.join(staging, "root"), extraCa);
-    if (nodeBinDir) await addNode(path.join(staging, "root"), nodeBinDir);
-    await buildUsr(path.join(staging, "usr"));
+    await build(staging);
     await writeFile(path.join(staging, "complete"), `${new Date().toISOString()}\n`);
     await rm(dir, { recursive: true, force: true });
     await rename(staging, dir);
@@ -210,5 +244,30 @@ export async function ensureSandboxImage(dataDir: string, nodeBinDir?: string, e
     await rm(staging, { recursive: true, force: true });
     throw error;
   }
-  return image;
+}
+
+/**
+ * The image for sandboxes of the id range at `idBase`, under `<dataDir>/image`: the Node copy is built
+ * once, the skeleton and usr layers once per range.
+ */
+export async function ensureSandboxImage(
+  dataDir: string,
+  idBase: number,
+  nodeBinDir?: string,
+  extraCa = "",
+): Promise<SandboxImage> {
+  const key = createHash("sha256")
+    .update(`${IMAGE_VERSION}\0${nodeBinDir ?? ""}\0${extraCa}`)
+    .digest("hex")
+    .slice(0, 12);
+  const dir = path.join(dataDir, "image", key);
+  const node = path.join(dir, "node");
+  const ids = path.join(dir, `ids-${idBase}`);
+  await mkdir(dir, { recursive: true });
+  await buildOnce(node, (staging) => buildNode(path.join(staging, "layer"), nodeBinDir));
+  await buildOnce(ids, async (staging) => {
+    await buildRoot(path.join(staging, "root"), extraCa, idBase);
+    await buildUsr(path.join(staging, "usr"), idBase);
+  });
+  return { root: path.join(ids, "root"), usr: path.join(ids, "usr"), node: path.join(node, "layer"), idBase };
 }

@@ -38,10 +38,12 @@
 // and the public CA certificates the sandbox is given.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
-import { chown, mkdir } from "node:fs/promises";
+import { lchown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { SANDBOX_ID_BASE, SANDBOX_ID_COUNT, SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
+import { joinCgroups } from "./cgroup-layout.js";
+import { SANDBOX_ID_COUNT } from "./id-ranges.js";
+import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -106,11 +108,11 @@ export function sandboxLayout(dir: string) {
   };
 }
 
-/** The sandbox's own layers; the upper layer is sandbox root's (host id SANDBOX_ID_BASE), so `/` is root's. */
-export async function prepareLayers(dir: string): Promise<void> {
+/** The sandbox's own layers; the upper layer is sandbox root's (host id `idBase`), so `/` is root's. */
+export async function prepareLayers(dir: string, idBase: number): Promise<void> {
   const l = sandboxLayout(dir);
   await Promise.all([l.upper, l.work, l.root].map((d) => mkdir(d, { recursive: true })));
-  await chown(l.upper, SANDBOX_ID_BASE, SANDBOX_ID_BASE);
+  await lchown(l.upper, idBase, idBase);
 }
 
 // Runs as PID 1 of the new mount/PID/network namespaces, as the host's root, until it pivots into the
@@ -119,12 +121,14 @@ export async function prepareLayers(dir: string): Promise<void> {
 // and kept open on fd 9 (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's
 // own ids is needed to keep it, and the holder itself stays outside it, out of the sandbox's reach.
 const HOLDER_SCRIPT = `set -e
-DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 IMAGE=$5 IMAGE_USR=$6 BASE=$7 COUNT=$8
-shift 8
+DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 IMAGE=$5 IMAGE_USR=$6 BASE=$7 COUNT=$8 NODE=$9
+shift 9
+# Its own UTS namespace: the sandbox's name is its own, never the host's.
+echo sandbox > /proc/sys/kernel/hostname
 # Layer paths are relative to the data dir, so the sandbox's mount table names nothing of the host.
 cd "$DATA"
 n=0
-until mount -t overlay overlay -o "lowerdir=$IMAGE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
+until mount -t overlay overlay -o "lowerdir=$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
   n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
 done
 mount -t overlay overlay -o "lowerdir=$IMAGE_USR:/usr" "$ROOT/usr"
@@ -132,9 +136,11 @@ for d in "$@"; do mount --rbind "/$d" "$ROOT/$d"; mount -o remount,bind,ro "$ROO
 mount -t proc -o nosuid,nodev,noexec proc "$ROOT/proc"
 mount -t tmpfs -o "mode=755,size=64k,nosuid,noexec,uid=$BASE,gid=$BASE" sandbox-dev "$ROOT/dev"
 for node in null zero full random urandom tty; do : > "$ROOT/dev/$node"; mount --bind "/dev/$node" "$ROOT/dev/$node"; done
-mkdir "$ROOT/dev/pts" "$ROOT/dev/shm"
+mkdir "$ROOT/dev/pts" "$ROOT/dev/shm" "$ROOT/dev/mqueue"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$ROOT/dev/pts"
 mount -t tmpfs -o "mode=1777,size=64m,nosuid,nodev,uid=$BASE,gid=$BASE" sandbox-shm "$ROOT/dev/shm"
+# POSIX message queues of the sandbox's own IPC namespace.
+mount -t mqueue -o nosuid,nodev,noexec sandbox-mqueue "$ROOT/dev/mqueue"
 ln -s pts/ptmx "$ROOT/dev/ptmx"; ln -s /proc/self/fd "$ROOT/dev/fd"
 ln -s /proc/self/fd/0 "$ROOT/dev/stdin"; ln -s /proc/self/fd/1 "$ROOT/dev/stdout"; ln -s /proc/self/fd/2 "$ROOT/dev/stderr"
 ip link set lo up 2>/dev/null || true
@@ -157,6 +163,8 @@ export interface Holder {
   pid: number;
   child: ChildProcess;
   exited: Promise<void>;
+  /** cgroup.procs files of the sandbox's limited groups (cgroups.ts), joined before entering; none without limits. */
+  cgroupProcs: readonly string[];
 }
 
 /** Prefix that drops a process inside the sandbox from sandbox root to the default user (and its groups). */
@@ -171,7 +179,12 @@ export const AS_DEFAULT_USER = [
 /** The `nsenter` arguments that put a process inside the sandbox, as sandbox root (drop ids after). */
 export function enterSandbox(holder: Holder): string[] {
   const pid = String(holder.pid);
-  return ["-t", pid, "-m", "-p", "-n", "-r", "-w", `--user=/proc/${pid}/fd/9`];
+  return ["-t", pid, "-m", "-p", "-n", "-i", "-u", "-r", "-w", `--user=/proc/${pid}/fd/9`];
+}
+
+/** The command and arguments that run `argv` inside the sandbox: join its limited groups, then nsenter. */
+export function inSandbox(holder: Holder, argv: string[]): [string, string[]] {
+  return joinCgroups(holder.cgroupProcs, "nsenter", [...enterSandbox(holder), "--", ...argv]);
 }
 
 function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -206,40 +219,46 @@ export async function startHolder(
   image: SandboxImage,
   track: (c: ChildProcess) => void,
   timeoutMs = HOLDER_READY_TIMEOUT_MS,
+  /** The sandbox's limited groups (cgroups.ts): the holder joins them before it runs anything. */
+  cgroupProcs: readonly string[] = [],
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
   // setpriv's parent-death signal reaches unshare when the emulator dies; unshare's --kill-child then
   // takes PID 1, and with it the whole PID namespace.
+  const [command, args] = joinCgroups(cgroupProcs, "setpriv", [
+    "--pdeathsig",
+    "KILL",
+    "--",
+    "unshare",
+    "--mount",
+    "--pid",
+    "--net",
+    "--ipc",
+    "--uts",
+    "--fork",
+    "--kill-child=SIGKILL",
+    "--propagation",
+    "private",
+    "--",
+    "/bin/sh",
+    "-c",
+    HOLDER_SCRIPT,
+    "holder",
+    dataDir,
+    l.root,
+    path.relative(dataDir, l.upper),
+    path.relative(dataDir, l.work),
+    path.relative(dataDir, image.root),
+    path.relative(dataDir, image.usr),
+    String(image.idBase),
+    String(SANDBOX_ID_COUNT),
+    path.relative(dataDir, image.node),
+    ...systemDirs,
+  ]);
   const child = spawn(
-    "setpriv",
-    [
-      "--pdeathsig",
-      "KILL",
-      "--",
-      "unshare",
-      "--mount",
-      "--pid",
-      "--net",
-      "--fork",
-      "--kill-child=SIGKILL",
-      "--propagation",
-      "private",
-      "--",
-      "/bin/sh",
-      "-c",
-      HOLDER_SCRIPT,
-      "holder",
-      dataDir,
-      l.root,
-      path.relative(dataDir, l.upper),
-      path.relative(dataDir, l.work),
-      path.relative(dataDir, image.root),
-      path.relative(dataDir, image.usr),
-      String(SANDBOX_ID_BASE),
-      String(SANDBOX_ID_COUNT),
-      ...systemDirs,
-    ],
+    command,
+    args,
     // Detached: the holder and everything it runs before the pivot lead a process group of their own, so a stop
     // reaches them all even if unshare dies before its child set its parent-death signal.
     {
@@ -250,7 +269,7 @@ export async function startHolder(
   );
   track(child);
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const partial = { pid: 0, child, exited };
+  const partial = { pid: 0, child, exited, cgroupProcs };
   try {
     await waitReady(child, timeoutMs);
     const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
@@ -260,7 +279,7 @@ export async function startHolder(
     if (statSync(`/proc/${pid}/root/`).dev === statSync("/").dev) {
       throw new Error("the sandbox namespace did not enter its own root");
     }
-    return { pid, child, exited };
+    return { pid, child, exited, cgroupProcs };
   } catch (error) {
     await stopHolder(partial);
     throw error;

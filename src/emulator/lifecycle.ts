@@ -6,10 +6,12 @@ import { type ChildProcess, execFile } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { SandboxCgroups } from "./cgroups.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
-import { prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
+import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
+import { shiftOwners } from "./owner-shift.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
 import { closeRouteAccess, syncRouteAccess } from "./route-access.js";
@@ -30,17 +32,21 @@ export class Lifecycle {
     this.routes = new RouteServer(registry, dataDir, track);
   }
 
-  private image?: Promise<SandboxImage>;
+  /** Each session's CPU, memory and process limits (cgroups.ts); says once, here, where there are none. */
+  private readonly cgroups = new SandboxCgroups();
+  /** Per id range, the image (built on first boot of a sandbox of that range). */
+  private readonly images = new Map<number, Promise<SandboxImage>>();
   /** Serves exposed ports at their `*.vercel.run` names (route-server.ts). */
   readonly routes: RouteServer;
 
-  /** The sandbox image, built on first boot; a failed build is retried by the next boot. */
-  private sandboxImage(): Promise<SandboxImage> {
-    if (this.image) return this.image;
-    const building = this.routes.ca().then(({ ca }) => ensureSandboxImage(this.dataDir, this.nodeBinDir, ca));
-    this.image = building;
+  /** The image of a range, built on first boot; a failed build is retried by the next boot. */
+  private sandboxImage(idBase: number): Promise<SandboxImage> {
+    const built = this.images.get(idBase);
+    if (built) return built;
+    const building = this.routes.ca().then(({ ca }) => ensureSandboxImage(this.dataDir, idBase, this.nodeBinDir, ca));
+    this.images.set(idBase, building);
     building.catch(() => {
-      if (this.image === building) this.image = undefined;
+      if (this.images.get(idBase) === building) this.images.delete(idBase);
     });
     return building;
   }
@@ -67,9 +73,10 @@ export class Lifecycle {
     if (snap) {
       await mkdir(sandbox.dir, { recursive: true });
       await run("cp", ["-a", "--reflink=auto", path.join(snap.dir, "fs"), layout.fs]);
+      await shiftOwners(layout.fs, snap.idBase, sandbox.idBase);
       snap.lastUsedAt = Date.now();
     }
-    await prepareLayers(sandbox.dir);
+    await prepareLayers(sandbox.dir, sandbox.idBase);
   }
 
   /** Gives `to` a copy of `from`'s current files (fork of a sandbox that has no snapshot). */
@@ -78,7 +85,8 @@ export class Lifecycle {
     await rm(target, { recursive: true, force: true });
     await mkdir(to.dir, { recursive: true });
     await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
-    await prepareLayers(to.dir);
+    await shiftOwners(target, from.idBase, to.idBase);
+    await prepareLayers(to.dir, to.idBase);
   }
 
   /** Boots a new running session for the sandbox and makes it current. */
@@ -103,8 +111,11 @@ export class Lifecycle {
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
     try {
-      session.holder = await startHolder(sandbox.dir, this.dataDir, await this.sandboxImage(), this.track);
+      const image = await this.sandboxImage(sandbox.idBase);
+      const limits = this.cgroups.create(session.id, session.vcpus);
+      session.holder = await startHolder(sandbox.dir, this.dataDir, image, this.track, HOLDER_READY_TIMEOUT_MS, limits);
     } catch (error) {
+      await this.cgroups.remove(session.id);
       session.status = "failed";
       session.updatedAt = Date.now();
       throw new HttpError(422, "sandbox_boot_failed", `Could not start the sandbox: ${(error as Error).message}`);
@@ -189,6 +200,7 @@ export class Lifecycle {
       await closeRouteAccess(session);
       closeConnector(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
+      await this.cgroups.remove(session.id);
       session.holder = undefined;
       session.status = "stopped";
       session.stoppedAt = Date.now();
@@ -225,6 +237,7 @@ export class Lifecycle {
       expiresAt: ttl === 0 ? undefined : now + ttl,
       parentId: session.sourceSnapshotId,
       dir,
+      idBase: sandbox.idBase,
     };
     this.registry.snapshots.set(id, snap);
     session.snapshottedAt = now;

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { SessionEgress } from "./egress.js";
 import type { CommandProcess } from "./executor.js";
+import { freeIdBase } from "./id-ranges.js";
 import type { Holder } from "./isolation.js";
 
 export type SessionStatus = "pending" | "running" | "stopping" | "stopped" | "failed" | "aborted" | "snapshotting";
@@ -37,6 +38,8 @@ export interface SandboxRecord {
   pendingRestore?: string;
   /** Host directory holding this sandbox's filesystem layers. */
   dir: string;
+  /** Host id of the sandbox's id 0: its own id range, kept for its life (id-ranges.ts). */
+  idBase: number;
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
 }
@@ -81,6 +84,8 @@ export interface SnapshotRecord {
   lastUsedAt?: number;
   parentId?: string;
   dir: string;
+  /** The id range its files are owned by (its sandbox's); a restore into another range shifts them. */
+  idBase: number;
 }
 
 export function newId(prefix: string): string {
@@ -125,6 +130,11 @@ export class Registry {
       release();
       if (this.nameLocks.get(name) === tail) this.nameLocks.delete(name);
     }
+  }
+
+  /** An id range no registered sandbox holds; it is the new sandbox's once it is registered. */
+  freeIdBase(): number {
+    return freeIdBase([...this.sandboxes.values()].map((s) => s.idBase));
   }
 
   /** A snapshot that still exists: deleted and expired ones count as gone (they still list, see snapshots.ts). */

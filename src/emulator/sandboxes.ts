@@ -48,6 +48,8 @@ function newSandbox(ctx: Ctx, name: string, projectId: string, settings: Sandbox
     currentSessionId: "",
     // One directory per incarnation: a late cleanup of an earlier sandbox of this name never hits it.
     dir: `${ctx.lifecycle.sandboxDir(name)}~${randomBytes(6).toString("hex")}`,
+    // Free until bootNew registers the sandbox, which follows without a pause (no await in between).
+    idBase: ctx.registry.freeIdBase(),
   };
 }
 

@@ -9,6 +9,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { OUTPUT_RETAIN_CHARS } from "../../src/emulator/executor.js";
+import { SANDBOX_ID_BASE } from "../../src/emulator/id-ranges.js";
 import { ensureSandboxImage } from "../../src/emulator/image.js";
 import { prepareLayers, startHolder } from "../../src/emulator/isolation.js";
 import { REPO_ROOT } from "../gateway/openclaw.js";
@@ -61,8 +62,8 @@ describe("process lifetime", () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "emu-boot-"));
     const dir = path.join(dataDir, "sandboxes", "slow");
     try {
-      await prepareLayers(dir);
-      const image = await ensureSandboxImage(dataDir);
+      await prepareLayers(dir, SANDBOX_ID_BASE);
+      const image = await ensureSandboxImage(dataDir, SANDBOX_ID_BASE);
       const started: ChildProcess[] = [];
       const error = await startHolder(dir, dataDir, image, (c) => started.push(c), 1).catch((e: Error) => e);
       expect(error).toBeInstanceOf(Error);

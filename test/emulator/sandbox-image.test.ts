@@ -95,6 +95,7 @@ describe.each(SDKS)("the sandbox image with SDK %s", (_version, { Sandbox }) => 
       [
         "fd",
         "full",
+        "mqueue",
         "null",
         "ptmx",
         "pts",
