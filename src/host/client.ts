@@ -1,6 +1,7 @@
 // The host's client for the resident's routes: status, suspend (retrying busy and draining, honouring
-// retryAfterMs within a deadline, always with the same requestId) and resume. HTTP through undici with a
-// timeout on every call; the gateway token goes only into the Authorization header and never into an error.
+// retryAfterMs within a deadline, always with the same requestId; an abort at any point releases what the
+// gateway may have taken) and resume. HTTP through undici with a timeout on every call; the gateway token goes
+// only into the Authorization header and never into an error.
 
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -38,10 +39,38 @@ export class GatewayHttpError extends Error {
   }
 }
 
+/** What an aborted suspend did about the gateway's admission before rejecting. */
+export type AbortRelease =
+  /** Aborted before any request: nothing can have been taken. */
+  | "nothing-sent"
+  /** The plugin holds no lease for this requestId (it answered busy, or never got the request). */
+  | "nothing-held"
+  /** A lease for this requestId (draining or ready) was resumed: admission is open again. */
+  | "resumed"
+  /** The release itself failed (see `releaseError`): the lease, if any, ends at its expiry. */
+  | "release-failed";
+
+/**
+ * `suspend` was aborted through its signal. Named "AbortError" like the platform's abort errors, so code that
+ * checks `error.name` treats it as one; `released` says whether admission had to be reopened.
+ */
+export class SuspendAbortedError extends Error {
+  constructor(
+    readonly requestId: string,
+    readonly released: AbortRelease,
+    reason: unknown,
+    readonly releaseError?: unknown,
+  ) {
+    super(`suspend ${requestId} aborted (${released})`, { cause: reason });
+    this.name = "AbortError";
+  }
+}
+
 export interface SuspendOptions {
   requestId?: string;
   /** Give up (and release a draining lease) when the next try would start after this long; default 10 min. */
   deadlineMs?: number;
+  /** Aborts the request in flight or the wait between tries; the promise rejects with SuspendAbortedError. */
   signal?: AbortSignal;
 }
 
@@ -57,25 +86,56 @@ export class GatewayClient {
   }
 
   /** One suspend attempt. */
-  suspendOnce(requestId: string): Promise<SuspendResult> {
-    return this.#call("POST", ROUTES.suspend, { requestId }, SuspendResultSchema);
+  suspendOnce(requestId: string, signal?: AbortSignal): Promise<SuspendResult> {
+    return this.#call("POST", ROUTES.suspend, { requestId }, SuspendResultSchema, signal);
   }
 
   /**
    * Suspends, retrying `busy` and `draining` after their retryAfterMs until `ready` or the deadline. On giving up
-   * with a draining lease it resumes, so admission reopens at once instead of at the lease's expiry.
+   * with a draining lease it resumes, so admission reopens at once instead of at the lease's expiry. An abort
+   * (before a request, during one, or while waiting to retry) releases any lease this requestId may hold, then
+   * rejects with SuspendAbortedError.
    */
   async suspend(options: SuspendOptions = {}): Promise<SuspendResult> {
     const requestId = options.requestId ?? `host-${randomUUID()}`;
+    const { signal } = options;
     const deadline = Date.now() + (options.deadlineMs ?? 600_000);
-    for (;;) {
-      const result = await this.suspendOnce(requestId);
-      if (result.status === "ready") return result;
-      if (Date.now() + result.retryAfterMs > deadline || options.signal?.aborted) {
-        if (result.status === "draining") await this.resume(result.suspensionId);
-        return result;
+    let sent = false;
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        sent = true;
+        const result = await this.suspendOnce(requestId, signal);
+        signal?.throwIfAborted();
+        if (result.status === "ready") return result;
+        if (Date.now() + result.retryAfterMs > deadline) {
+          if (result.status === "draining") await this.resume(result.suspensionId);
+          return result;
+        }
+        await sleep(result.retryAfterMs, undefined, signal ? { signal } : {});
       }
-      await sleep(result.retryAfterMs, undefined, { signal: options.signal });
+    } catch (error) {
+      if (!signal?.aborted) throw error;
+      throw await this.#release(requestId, sent, signal.reason);
+    }
+  }
+
+  /**
+   * After an abort: whether the gateway admitted or fenced anything for `requestId` is known only to the plugin
+   * (an aborted request may still be running there). Its status route answers after every suspend that reached
+   * it first (one admission lock), so a lease held for this requestId shows there, and is resumed.
+   */
+  async #release(requestId: string, sent: boolean, reason: unknown): Promise<SuspendAbortedError> {
+    if (!sent) return new SuspendAbortedError(requestId, "nothing-sent", reason);
+    try {
+      const { suspension } = await this.status();
+      if (suspension.phase === "running" || suspension.requestId !== requestId) {
+        return new SuspendAbortedError(requestId, "nothing-held", reason);
+      }
+      await this.resume(suspension.suspensionId);
+      return new SuspendAbortedError(requestId, "resumed", reason);
+    } catch (error) {
+      return new SuspendAbortedError(requestId, "release-failed", reason, error);
     }
   }
 
@@ -83,7 +143,13 @@ export class GatewayClient {
     return this.#call("POST", ROUTES.resume, { suspensionId }, ResumeResultSchema);
   }
 
-  async #call<T>(method: "GET" | "POST", route: string, body: unknown, schema: TSchema): Promise<T> {
+  async #call<T>(
+    method: "GET" | "POST",
+    route: string,
+    body: unknown,
+    schema: TSchema,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const timeoutMs = this.#options.timeoutMs ?? 30_000;
     const response = await request(new URL(route, this.#options.baseUrl), {
       method,
@@ -95,6 +161,7 @@ export class GatewayClient {
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       ...(this.#options.dispatcher ? { dispatcher: this.#options.dispatcher } : {}),
+      ...(signal ? { signal } : {}),
     });
     const text = await response.body.text();
     let parsed: unknown;

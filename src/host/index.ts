@@ -5,7 +5,14 @@
 export * from "../suspend/protocol.js";
 export { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../suspend/signature.js";
 export { type CheckpointInfo, checkpointsToDelete } from "./checkpoints.js";
-export { GatewayClient, type GatewayClientOptions, GatewayHttpError, type SuspendOptions } from "./client.js";
+export {
+  type AbortRelease,
+  GatewayClient,
+  type GatewayClientOptions,
+  GatewayHttpError,
+  SuspendAbortedError,
+  type SuspendOptions,
+} from "./client.js";
 export {
   DEFAULT_REPLAY_WINDOW_MS,
   MemoryNonceStore,

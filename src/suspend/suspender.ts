@@ -75,7 +75,15 @@ export class Suspender {
     });
   }
 
-  async status(dispatch: Dispatch): Promise<StatusResult> {
+  /**
+   * Under the admission lock too: a host that aborted a suspend asks status to learn whether that request took a
+   * lease, so status must answer after every suspend that arrived before it.
+   */
+  status(dispatch: Dispatch): Promise<StatusResult> {
+    return this.#lock.run(() => this.#status(dispatch));
+  }
+
+  async #status(dispatch: Dispatch): Promise<StatusResult> {
     const clock = this.#options.clock.snapshot();
     const { policy } = this.#options;
     const lease = this.#currentLease();

@@ -1,14 +1,17 @@
-// The host library's GatewayClient over real HTTP against the routes (stand-in gateway behind them, bearer
-// check in front, as the gateway does): suspend retries busy after retryAfterMs with the same requestId until
-// ready; it gives up at its deadline and releases a draining lease; errors carry the status, never the token.
+// The host library's GatewayClient over real HTTP against the plugin's real routes and Suspender (a stand-in
+// gateway behind dispatch, bearer check in front, as the gateway does; the plugin side records every suspend it
+// receives): suspend retries busy and draining with the same requestId until ready; it gives up at its deadline
+// and releases a draining lease; an abort at any point rejects with SuspendAbortedError and leaves admission
+// open; errors carry the status, never the token.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GatewayClient, GatewayHttpError } from "../../src/host/index.js";
+import { GatewayClient, GatewayHttpError, SuspendAbortedError } from "../../src/host/index.js";
 import { IdleClock } from "../../src/suspend/clock.js";
-import { ROUTES } from "../../src/suspend/protocol.js";
+import { ROUTES, type SuspendResult } from "../../src/suspend/protocol.js";
 import { createRoutes } from "../../src/suspend/routes.js";
-import { Suspender } from "../../src/suspend/suspender.js";
+import { type Dispatch, Suspender } from "../../src/suspend/suspender.js";
+import { waitFor } from "../gateway/wait.js";
 import { fakeGateway } from "./fake-gateway.js";
 
 const TOKEN = "client-spec-gateway-token-5a4b3c2d1e";
@@ -16,23 +19,62 @@ let server: http.Server;
 let baseUrl: string;
 let gateway: ReturnType<typeof fakeGateway>;
 let clock: IdleClock;
+/** Every suspend the plugin received (the requestId the route parsed) and what it answered, in order. */
+let received: Array<{ requestId: string; answer?: SuspendResult }>;
+/** The path of every request the server received, in arrival order. */
+let paths: string[];
+/** Gateway methods held until the spec releases them (one call each), to abort while the plugin is inside one. */
+let held: Map<string, { entered: () => void; release: Promise<void> }>;
+
+class RecordingSuspender extends Suspender {
+  override async suspend(dispatch: Dispatch, requestId: string): Promise<SuspendResult> {
+    const entry: { requestId: string; answer?: SuspendResult } = { requestId };
+    received.push(entry);
+    entry.answer = await super.suspend(dispatch, requestId);
+    return entry.answer;
+  }
+}
+
+/** Holds the next call of `method` inside the gateway; resolves once it is there, with the release. */
+function holdNext(method: string): { inside: Promise<void>; release: () => void } {
+  let entered = () => {};
+  let release = () => {};
+  const inside = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  held.set(method, { entered, release: new Promise<void>((resolve) => (release = resolve)) });
+  return { inside, release };
+}
 
 async function serve(idleMs: number) {
   clock = new IdleClock();
   gateway = fakeGateway();
-  const suspender = new Suspender({
+  received = [];
+  paths = [];
+  held = new Map();
+  const suspender = new RecordingSuspender({
     clock,
     policy: { idleMs, deadlineMarginMs: 0 },
     providerId: "vercel-sandbox",
     instanceId: "i",
   });
-  const routes = createRoutes(suspender, gateway.dispatch);
+  const dispatch: Dispatch = async (method, params) => {
+    const hold = held.get(method);
+    if (hold) {
+      held.delete(method);
+      hold.entered();
+      await hold.release;
+    }
+    return gateway.dispatch(method, params);
+  };
+  const routes = createRoutes(suspender, dispatch);
   const byPath: Record<string, (typeof routes)["status"]> = {
     [ROUTES.status]: routes.status,
     [ROUTES.suspend]: routes.suspend,
     [ROUTES.resume]: routes.resume,
   };
   server = http.createServer((req, res) => {
+    paths.push(req.url ?? "");
     if (req.headers.authorization !== `Bearer ${TOKEN}`) {
       res.statusCode = 401;
       res.end(JSON.stringify({ error: { type: "unauthorized", message: "Unauthorized" } }));
@@ -42,6 +84,17 @@ async function serve(idleMs: number) {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const answered = (status: SuspendResult["status"]) => received.filter((r) => r.answer?.status === status).length;
+const until = (what: string, check: () => boolean) =>
+  waitFor(what, async () => (check() ? true : undefined), { timeoutMs: 20_000, intervalMs: 5 });
+
+/** Admission is open: the plugin holds no lease, the gateway none, and another host's suspend is admitted. */
+async function expectAdmissionOpen(client: GatewayClient) {
+  expect((await client.status()).suspension).toEqual({ phase: "running" });
+  expect(gateway.state.lease).toBeUndefined();
+  expect(await client.suspendOnce("another-host-op")).toMatchObject({ status: "ready" });
 }
 
 beforeEach(() => serve(0));
@@ -55,16 +108,26 @@ describe("host GatewayClient", () => {
     expect(status).toMatchObject({ instanceId: "i", suspension: { phase: "running" }, workers: [] });
   });
 
-  it("suspend retries busy after retryAfterMs with the same requestId, until ready", async () => {
-    await new Promise((resolve) => server.close(resolve));
-    await serve(500);
-    const result = await new GatewayClient({ baseUrl, token: TOKEN }).suspend({
-      requestId: "host-1",
-      deadlineMs: 30_000,
-    });
+  it("suspend keeps one requestId through busy → ready and draining → ready, on every call the plugin received", {
+    timeout: 30_000,
+  }, async () => {
+    clock.turnStarted("run-1"); // a turn in flight: the plugin's own clock answers busy (activity)
+    gateway.state.activeWork = 1; // once prepared, the gateway drains this work: draining
+    const pending = new GatewayClient({ baseUrl, token: TOKEN }).suspend({ requestId: "host-1", deadlineMs: 60_000 });
+    await until("two busy answers", () => answered("busy") >= 2);
+    clock.turnEnded("run-1", false);
+    await until("two draining answers", () => answered("draining") >= 2);
+    gateway.state.activeWork = 0;
+    const result = await pending;
+
     expect(result).toMatchObject({ status: "ready", suspensionId: "susp-1" });
+    const statuses = received.map((r) => r.answer?.status);
+    expect(statuses.slice(0, 2)).toEqual(["busy", "busy"]);
+    expect(statuses).toContain("draining");
+    expect(statuses.at(-1)).toBe("ready");
+    expect(new Set(received.map((r) => r.requestId))).toEqual(new Set(["host-1"]));
     const prepares = gateway.state.calls.filter((c) => c.method === "gateway.suspend.prepare");
-    expect(prepares).toEqual([{ method: "gateway.suspend.prepare", params: { requestId: "host-1", drain: true } }]);
+    expect(prepares.map((c) => c.params)).toEqual(prepares.map(() => ({ requestId: "host-1", drain: true })));
   });
 
   it("gives up when the next try would pass its deadline, and resumes a draining lease so admission reopens", async () => {
@@ -96,5 +159,89 @@ describe("host GatewayClient", () => {
     expect(error).toBeInstanceOf(GatewayHttpError);
     expect((error as GatewayHttpError).status).toBe(401);
     expect(String((error as Error).message)).not.toContain(wrong);
+  });
+});
+
+describe("GatewayClient.suspend aborted", () => {
+  const client = () => new GatewayClient({ baseUrl, token: TOKEN });
+
+  it("before the first request: rejects with SuspendAbortedError and sends nothing", async () => {
+    const error = await client()
+      .suspend({ requestId: "abort-0", signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    expect(error).toMatchObject({ name: "AbortError", requestId: "abort-0", released: "nothing-sent" });
+    expect(received).toEqual([]);
+    await expectAdmissionOpen(client());
+  });
+
+  it("during the request, while the gateway prepares: the lease it takes is resumed", async () => {
+    const prepare = holdNext("gateway.suspend.prepare");
+    const controller = new AbortController();
+    const pending = client()
+      .suspend({ requestId: "abort-1", signal: controller.signal })
+      .catch((e: unknown) => e);
+    await prepare.inside;
+    controller.abort();
+    // The client asks status while the aborted suspend is still preparing: status must wait for it.
+    await until("the client's status request", () => paths.includes(ROUTES.status));
+    prepare.release();
+    const error = await pending;
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    expect(error).toMatchObject({ requestId: "abort-1", released: "resumed" });
+    expect(received.map((r) => r.answer?.status)).toEqual(["ready"]); // the plugin did take the lease
+    await expectAdmissionOpen(client());
+  });
+
+  it("during the retry sleep after busy: rejects, and nothing was taken", async () => {
+    clock.turnStarted("run-1");
+    const controller = new AbortController();
+    const pending = client()
+      .suspend({ requestId: "abort-2", signal: controller.signal })
+      .catch((e: unknown) => e);
+    await until("a busy answer", () => answered("busy") >= 1);
+    controller.abort();
+    const error = await pending;
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    expect(error).toMatchObject({ requestId: "abort-2", released: "nothing-held" });
+    expect(gateway.methods()).not.toContain("gateway.suspend.prepare");
+    clock.turnEnded("run-1", false);
+    await expectAdmissionOpen(client());
+  });
+
+  it("during the retry sleep after a draining answer: the draining lease is resumed", async () => {
+    gateway.state.activeWork = 1;
+    const controller = new AbortController();
+    const pending = client()
+      .suspend({ requestId: "abort-3", signal: controller.signal })
+      .catch((e: unknown) => e);
+    await until("a draining answer", () => answered("draining") >= 1);
+    controller.abort();
+    const error = await pending;
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    expect(error).toMatchObject({ requestId: "abort-3", released: "resumed" });
+    expect(gateway.methods()).toContain("gateway.suspend.resume");
+    gateway.state.activeWork = 0;
+    await expectAdmissionOpen(client());
+  });
+
+  it("during a draining poll request: the draining lease is resumed", { timeout: 30_000 }, async () => {
+    gateway.state.activeWork = 1;
+    const controller = new AbortController();
+    const pending = client()
+      .suspend({ requestId: "abort-4", signal: controller.signal })
+      .catch((e: unknown) => e);
+    await until("a draining answer", () => answered("draining") >= 1);
+    const poll = holdNext("gateway.suspend.status");
+    await poll.inside;
+    controller.abort();
+    await until("the client's status request", () => paths.includes(ROUTES.status));
+    poll.release();
+    const error = await pending;
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    expect(error).toMatchObject({ requestId: "abort-4", released: "resumed" });
+    expect(received.map((r) => r.answer?.status)).toEqual(["draining", "draining"]);
+    gateway.state.activeWork = 0;
+    await expectAdmissionOpen(client());
   });
 });
