@@ -1,8 +1,9 @@
-// Real processes for `runCommand`. Each command joins its session's namespaces with nsenter (mount,
-// PID, user, and network unless the policy is allow-all: isolation.ts), starts a session and process
-// group of its own (setsid), drops to the sandbox's default user unless it runs with `sudo`, changes
-// to its cwd and execs the program, so the SDK's streamed NDJSON, `wait`, `logs` replay, `kill` and exit
-// codes all come from a real process. `kill` signals the command's whole process group.
+// Real processes for `runCommand`. Each command joins its sandbox's limited cgroups (cgroups.ts), then
+// its session's namespaces with nsenter (mount, PID, user, and network unless the policy is allow-all:
+// isolation.ts), starts a session and process group of its own (setsid), drops to the sandbox's default
+// user unless it runs with `sudo`, changes to its cwd and execs the program, so the SDK's streamed
+// NDJSON, `wait`, `logs` replay, `kill` and exit codes all come from a real process. `kill` signals
+// the command's whole process group.
 // Output kept for `logs` replay is bounded (OUTPUT_RETAIN_CHARS characters per command): past it the oldest output
 // is dropped and a replay starts with a marker saying how much; live followers get every byte.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -10,7 +11,7 @@ import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { StringDecoder } from "node:string_decoder";
-import { AS_DEFAULT_USER, enterSandbox, type Holder } from "./isolation.js";
+import { AS_DEFAULT_USER, type Holder, inSandbox } from "./isolation.js";
 import { newId } from "./registry.js";
 
 export interface LogChunk {
@@ -62,24 +63,19 @@ export class CommandProcess extends EventEmitter {
     this.sessionId = spec.sessionId;
     const script = 'cd -- "$1" || exit 1; shift; exec "$@"';
     const user = spec.sudo ? [] : AS_DEFAULT_USER;
-    this.child = spawn(
-      "nsenter",
-      [
-        ...enterSandbox(holder),
-        "--",
-        "/usr/bin/setsid",
-        ...user,
-        "/bin/bash",
-        "-c",
-        script,
-        "bash",
-        spec.cwd,
-        spec.name,
-        ...spec.args,
-      ],
-      // Detached: nsenter leads a host process group of its own, never the emulator's.
-      { env: spec.env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-    );
+    const [command, args] = inSandbox(holder, [
+      "/usr/bin/setsid",
+      ...user,
+      "/bin/bash",
+      "-c",
+      script,
+      "bash",
+      spec.cwd,
+      spec.name,
+      ...spec.args,
+    ]);
+    // Detached: nsenter (after joining the sandbox's cgroups) leads a host process group of its own, never the emulator's.
+    this.child = spawn(command, args, { env: spec.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     track(this.child);
     this.pipe("stdout");
     this.pipe("stderr");

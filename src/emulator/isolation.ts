@@ -33,9 +33,14 @@
 //   NOT like Vercel: traffic must be proxy-aware (a raw socket or UDP/DNS from the sandbox has no route,
 //   where Vercel's transparent firewall would let allowed destinations through); header transform and
 //   forward rules are recorded and echoed, NOT applied.
-// NOT isolated: the kernel (one shared kernel, no VM), CPU/memory limits (vcpus/memory are echoed, not
-// enforced), the host's /usr contents (read-only; shown owned by `nobody`, as host ids are unmapped),
-// and the public CA certificates the sandbox is given.
+// Resources (cgroups.ts): each session has a cgroup of its own, limited from its `vcpus` as on Vercel
+// (2 GB of memory per vCPU and no swap, `vcpus` cores of CPU time) plus a process limit; the holder and
+// every process entering the sandbox join it first (`inSandbox`), so a memory hog is OOM-killed inside
+// its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
+// nor writable v1 controllers, the emulator warns once at start and runs sandboxes without limits.
+// NOT isolated: the kernel (one shared kernel, no VM), disk space and I/O bandwidth, the host's /usr
+// contents (read-only; shown owned by `nobody`, as host ids are unmapped), and the public CA
+// certificates the sandbox is given.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir } from "node:fs/promises";

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Server } from "node:net";
 import { listenInNamespace } from "./egress-listener.js";
 import { egressRules, hostAllowed } from "./egress-policy.js";
-import { enterSandbox } from "./isolation.js";
+import { inSandbox } from "./isolation.js";
 import type { Registry, SessionRecord } from "./registry.js";
 import { ROUTE_DOMAIN } from "./route-ca.js";
 import { type RouteServer, routeSubdomain } from "./route-server.js";
@@ -43,7 +43,8 @@ function hostsFile(registry: Registry): string {
 }
 
 async function writeHosts(session: SessionRecord, text: string, track: (c: ChildProcess) => void): Promise<void> {
-  const child = spawn("nsenter", [...enterSandbox(session.holder!), "--", "/bin/sh", "-c", "cat > /etc/hosts"], {
+  const [command, args] = inSandbox(session.holder!, ["/bin/sh", "-c", "cat > /etc/hosts"]);
+  const child = spawn(command, args, {
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
     stdio: ["pipe", "ignore", "ignore"],
   });

@@ -1,0 +1,212 @@
+// Per-sandbox resource limits (issue 19: one sandbox must not starve the gateway hosting the emulator).
+// Each session gets a cgroup of its own under one parent per emulator instance, itself a child of the
+// emulator's own cgroup, limited from the sandbox's `vcpus` (cgroup-layout.ts says to what): the holder
+// joins it before it builds the sandbox, and every process that enters the sandbox joins it before it
+// execs nsenter (isolation.ts `inSandbox`), so the kernel enforces the limits inside that sandbox only.
+// Where the machine offers no usable cgroups the emulator warns once, at start, and runs without limits.
+// The groups are removed when their session stops, and the parent with the last of them.
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { type CgroupLayout, CONTROLLERS, type Controller, chooseCgroupLayout, limitSettings } from "./cgroup-layout.js";
+
+/** The code of the one warning an emulator without limits emits (process.emitWarning). */
+export const NO_LIMITS_WARNING = "VERCEL_SANDBOX_EMULATOR_NO_LIMITS";
+
+const PARENT_PREFIX = "vercel-sandbox-emulator-";
+/** How long a stopped session's group may stay busy (exiting processes) before its removal gives up. */
+const REMOVE_TIMEOUT_MS = 5_000;
+
+const readText = (file: string) => {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** rmdir that treats an already removed group as removed; false while the group is busy. */
+function removeDir(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    return errorCode(error) === "ENOENT";
+  }
+}
+
+export class SandboxCgroups {
+  private readonly layout: CgroupLayout;
+  /** This emulator's parent group: pid for a reader, random for two emulators in one process. */
+  private readonly parentName = `${PARENT_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
+  private readonly live = new Set<string>();
+
+  constructor(warn: (message: string) => void = (m) => process.emitWarning(m, { code: NO_LIMITS_WARNING })) {
+    let layout = chooseCgroupLayout(readText);
+    if (layout.kind !== "none") {
+      this.layout = layout;
+      sweepStale(this.ownDirs());
+      try {
+        // Proves the hierarchy writable now, so the warning comes at start, not at the first boot.
+        this.ensureParents();
+        this.removeParents();
+      } catch (error) {
+        layout = {
+          kind: "none",
+          reason: `cannot create a group under ${this.ownDirs().join(", ")}: ${(error as Error).message}`,
+        };
+      }
+    }
+    this.layout = layout;
+    if (layout.kind === "none") {
+      warn(
+        `Sandboxes run WITHOUT CPU, memory or process limits (${layout.reason}): one sandbox can exhaust this machine. Run the emulator where cgroup v2 delegates memory, pids and cpu to its group, or cgroup v1 memory, pids and cpu are writable.`,
+      );
+    }
+  }
+
+  /** Whether sandboxes are limited on this machine. */
+  get enforced(): boolean {
+    return this.layout.kind !== "none";
+  }
+
+  /** The emulator's own group in each hierarchy the limits use. */
+  private ownDirs(): string[] {
+    if (this.layout.kind === "v2") return [this.layout.dir];
+    if (this.layout.kind === "v1")
+      return CONTROLLERS.map((c) => (this.layout as { dirs: Record<Controller, string> }).dirs[c]);
+    return [];
+  }
+
+  private parentDirs(): string[] {
+    return this.ownDirs().map((d) => path.join(d, this.parentName));
+  }
+
+  private ensureParents(): void {
+    for (const dir of this.parentDirs()) mkdirSync(dir, { recursive: true });
+    if (this.layout.kind === "v2") {
+      writeFileSync(
+        path.join(this.parentDirs()[0]!, "cgroup.subtree_control"),
+        CONTROLLERS.map((c) => `+${c}`).join(" "),
+      );
+    }
+  }
+
+  private removeParents(): void {
+    for (const dir of this.parentDirs()) removeDir(dir);
+  }
+
+  /** The session's group in each hierarchy, keyed by the controller it limits. */
+  private sessionDirs(id: string): Array<[Controller | "all", string]> {
+    const { layout } = this;
+    if (layout.kind === "v2") return [["all", path.join(layout.dir, this.parentName, id)]];
+    if (layout.kind === "v1") return CONTROLLERS.map((c) => [c, path.join(layout.dirs[c], this.parentName, id)]);
+    return [];
+  }
+
+  /**
+   * Creates the session's limited group; returns the cgroup.procs files a process joins it by (none where
+   * nothing is enforced).
+   */
+  create(id: string, vcpus: number): string[] {
+    const { layout } = this;
+    if (layout.kind === "none") return [];
+    const dirs = this.sessionDirs(id);
+    this.live.add(id);
+    try {
+      for (const [, dir] of dirs) {
+        try {
+          mkdirSync(dir);
+        } catch (error) {
+          // The parent is made with the first session (and again after the last one's removal took it).
+          if (errorCode(error) !== "ENOENT") throw error;
+          this.ensureParents();
+          mkdirSync(dir);
+        }
+      }
+      for (const setting of limitSettings(layout.kind, vcpus)) {
+        const dir = dirs.find(([c]) => c === "all" || c === setting.controller)![1];
+        const file = path.join(dir, setting.file);
+        if (setting.optional && !existsSync(file)) continue;
+        writeFileSync(file, setting.value);
+      }
+    } catch (error) {
+      for (const [, dir] of dirs) removeDir(dir);
+      this.forget(id);
+      throw error;
+    }
+    return dirs.map(([, dir]) => path.join(dir, "cgroup.procs"));
+  }
+
+  /** Removes the session's group once its processes are gone (ends stragglers); the parent goes with the last. */
+  async remove(id: string): Promise<void> {
+    if (!this.live.has(id)) return;
+    const dirs = this.sessionDirs(id).map(([, dir]) => dir);
+    const deadline = Date.now() + REMOVE_TIMEOUT_MS;
+    for (let attempt = 0; ; attempt++) {
+      const left = dirs.filter((dir) => !removeDir(dir));
+      if (left.length === 0) break;
+      if (Date.now() > deadline) {
+        process.emitWarning(`Could not remove the stopped sandbox's cgroup ${left.join(", ")}: it is still busy`);
+        break;
+      }
+      // The holder's death ends the sandbox's PID namespace; give exiting processes a moment, then end
+      // anything that joined the group and lingers (e.g. a wrapper that never entered).
+      if (attempt >= 5) for (const dir of left) killMembers(dir);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    this.forget(id);
+  }
+
+  private forget(id: string): void {
+    this.live.delete(id);
+    if (this.live.size === 0) this.removeParents();
+  }
+}
+
+function killMembers(dir: string): void {
+  if (existsSync(path.join(dir, "cgroup.kill"))) {
+    try {
+      writeFileSync(path.join(dir, "cgroup.kill"), "1");
+      return;
+    } catch {
+      // Fall back to the members one by one.
+    }
+  }
+  for (const pid of (readText(path.join(dir, "cgroup.procs")) ?? "").split("\n").filter(Boolean)) {
+    try {
+      process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Removes parents left by emulators that died without stopping their sandboxes (their processes died with them). */
+function sweepStale(ownDirs: string[]): void {
+  for (const own of ownDirs) {
+    let entries: string[];
+    try {
+      entries = readdirSync(own);
+    } catch {
+      continue;
+    }
+    for (const name of entries) {
+      const pid = new RegExp(`^${PARENT_PREFIX}(\\d+)-[0-9a-f]+$`).exec(name)?.[1];
+      if (!pid || existsSync(`/proc/${pid}`)) continue;
+      const parent = path.join(own, name);
+      try {
+        for (const child of readdirSync(parent, { withFileTypes: true })) {
+          if (child.isDirectory()) removeDir(path.join(parent, child.name));
+        }
+      } catch {
+        // Gone meanwhile.
+      }
+      removeDir(parent);
+    }
+  }
+}

@@ -1,0 +1,205 @@
+// Which cgroup layout the emulator limits sandboxes with, decided from the texts the kernel shows a
+// process (/proc/self/cgroup, /proc/self/mountinfo, the own group's cgroup.subtree_control), for every
+// machine shape: v2 only, hybrid (v1 controllers beside an empty unified tree), and none.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  chooseCgroupLayout,
+  joinCgroups,
+  limitSettings,
+  MEMORY_BYTES_PER_VCPU,
+  SANDBOX_PIDS_MAX,
+} from "../../src/emulator/cgroup-layout.js";
+
+const run = promisify(execFile);
+
+/** A reader over fixture files; anything else is missing. */
+const files = (texts: Record<string, string>) => (file: string) => texts[file];
+
+const SYSTEMD_V2_MOUNTS = `22 28 0:21 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
+25 22 0:23 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot
+28 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+`;
+const OWN_V2 = "/user.slice/user-1000.slice/user@1000.service/app.slice/gateway.service";
+
+// This machine's shape: v1 controllers, each its own hierarchy, and a unified tree without them.
+const HYBRID_CGROUP = `9:name=systemd:/
+8:pids:/
+7:blkio:/
+4:memory:/process_api/afbdca632e378b9fbc5c38f7f08b1433
+3:cpuset:/
+2:cpuacct:/
+1:cpu:/
+0::/
+`;
+const HYBRID_MOUNTS = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+`;
+
+describe("choosing the cgroup layout", () => {
+  it("v2 only: the emulator's own group, when it delegates memory, pids and cpu to its children", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": `0::${OWN_V2}\n`,
+        "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS,
+        [`/sys/fs/cgroup${OWN_V2}/cgroup.subtree_control`]: "cpu io memory pids\n",
+      }),
+    );
+    expect(layout).toEqual({ kind: "v2", dir: `/sys/fs/cgroup${OWN_V2}` });
+  });
+
+  it("v2 only without delegation: no limits, naming the controllers the group does not delegate", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": `0::${OWN_V2}\n`,
+        "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS,
+        [`/sys/fs/cgroup${OWN_V2}/cgroup.subtree_control`]: "memory\n",
+      }),
+    );
+    expect(layout.kind).toBe("none");
+    expect(layout.kind === "none" && layout.reason).toMatch(/does not delegate pids, cpu .*gateway\.service/);
+    expect(layout.kind === "none" && layout.reason).toMatch(/no writable cgroup v1 hierarchy for memory, pids, cpu/);
+  });
+
+  it("v2 in a container's cgroup namespace: the group is found through the mount's root", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": "0::/\n",
+        "/proc/self/mountinfo":
+          "600 590 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw,nsdelegate\n",
+        "/sys/fs/cgroup/cgroup.subtree_control": "cpuset cpu io memory hugetlb pids rdma misc\n",
+      }),
+    );
+    expect(layout).toEqual({ kind: "v2", dir: "/sys/fs/cgroup" });
+  });
+
+  it("hybrid: the v1 memory, pids and cpu hierarchies at the emulator's own group in each", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": HYBRID_CGROUP,
+        "/proc/self/mountinfo": HYBRID_MOUNTS,
+        "/sys/fs/cgroup/unified/cgroup.subtree_control": "\n",
+      }),
+    );
+    expect(layout).toEqual({
+      kind: "v1",
+      dirs: {
+        memory: "/sys/fs/cgroup/memory/process_api/afbdca632e378b9fbc5c38f7f08b1433",
+        pids: "/sys/fs/cgroup/pids",
+        cpu: "/sys/fs/cgroup/cpu",
+      },
+    });
+  });
+
+  it("v1 with cpu co-mounted beside cpuacct, an escaped mount point, and a container's mount root", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": "5:pids:/docker/abc/app\n4:memory:/docker/abc/app\n3:cpu,cpuacct:/docker/abc/app\n",
+        "/proc/self/mountinfo": [
+          "40 31 0:36 /docker/abc /cg/pids rw - cgroup cgroup rw,pids",
+          "41 31 0:37 /docker/abc /cg/mem\\040ory rw - cgroup cgroup rw,memory",
+          "42 31 0:38 /docker/abc /cg/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct",
+        ].join("\n"),
+      }),
+    );
+    expect(layout).toEqual({
+      kind: "v1",
+      dirs: { pids: "/cg/pids/app", memory: "/cg/mem ory/app", cpu: "/cg/cpu,cpuacct/app" },
+    });
+  });
+
+  it("hybrid with a read-only or missing v1 controller: no limits, naming it", () => {
+    const layout = chooseCgroupLayout(
+      files({
+        "/proc/self/cgroup": HYBRID_CGROUP,
+        "/proc/self/mountinfo": HYBRID_MOUNTS.replace(
+          "/sys/fs/cgroup/pids rw,relatime",
+          "/sys/fs/cgroup/pids ro,relatime",
+        ).replace(/.*\/sys\/fs\/cgroup\/cpu rw.*\n/, ""),
+      }),
+    );
+    expect(layout.kind).toBe("none");
+    expect(layout.kind === "none" && layout.reason).toMatch(/no writable cgroup v1 hierarchy for pids, cpu$/);
+  });
+
+  it("none: no cgroup filesystem mounted at all", () => {
+    const layout = chooseCgroupLayout(
+      files({ "/proc/self/cgroup": "0::/\n", "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS.split("\n")[0]! }),
+    );
+    expect(layout).toEqual({
+      kind: "none",
+      reason: "no writable cgroup v2 (unified) hierarchy; no writable cgroup v1 hierarchy for memory, pids, cpu",
+    });
+  });
+});
+
+describe("limits of a sandbox", () => {
+  it("gives 2 GB of memory and no swap per vCPU, vcpus cores of CPU time, and the process limit", () => {
+    const v1 = Object.fromEntries(limitSettings("v1", 4).map((s) => [s.file, s.value]));
+    expect(v1).toEqual({
+      "memory.limit_in_bytes": String(4 * MEMORY_BYTES_PER_VCPU),
+      "memory.memsw.limit_in_bytes": String(4 * MEMORY_BYTES_PER_VCPU),
+      "memory.oom_control": "0",
+      "pids.max": String(SANDBOX_PIDS_MAX),
+      "cpu.cfs_period_us": "100000",
+      "cpu.cfs_quota_us": "400000",
+    });
+    const v2 = Object.fromEntries(limitSettings("v2", 1).map((s) => [s.file, s.value]));
+    expect(v2).toEqual({
+      "memory.max": String(2 * 1024 ** 3),
+      "memory.swap.max": "0",
+      "memory.oom.group": "0",
+      "pids.max": String(SANDBOX_PIDS_MAX),
+      "cpu.max": "100000 100000",
+    });
+  });
+
+  it("v1 sets the memory limit before memory+swap, which may never be below it", () => {
+    const order = limitSettings("v1", 2).map((s) => s.file);
+    expect(order.indexOf("memory.limit_in_bytes")).toBeLessThan(order.indexOf("memory.memsw.limit_in_bytes"));
+  });
+});
+
+describe("joining a sandbox's groups", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it("the process writes its own pid to every cgroup.procs given, then execs the command as that same process", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "cgroup-join-"));
+    const procs = [path.join(dir, "a.procs"), path.join(dir, "b procs")];
+    for (const file of procs) writeFileSync(file, "");
+    const [command, args] = joinCgroups(procs, "/bin/sh", ["-c", 'echo "$$ $0"', "joined"]);
+    const { stdout } = await run(command, args);
+    const [pid, name] = stdout.trim().split(" ");
+    expect(name).toBe("joined");
+    for (const file of procs) expect(readFileSync(file, "utf8").trim()).toBe(pid);
+  });
+
+  it("a process that cannot join never runs the command", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "cgroup-join-"));
+    const marker = path.join(dir, "ran");
+    const [command, args] = joinCgroups([path.join(dir, "missing", "cgroup.procs")], "/bin/sh", [
+      "-c",
+      `touch '${marker}'`,
+    ]);
+    const error = await run(command, args).catch((e: { code?: number }) => e);
+    expect((error as { code?: number }).code).toBe(125);
+    expect(() => readFileSync(marker)).toThrow();
+  });
+
+  it("without groups the command is run as is", () => {
+    expect(joinCgroups([], "nsenter", ["-t", "1"])).toEqual(["nsenter", ["-t", "1"]]);
+  });
+});
