@@ -5,28 +5,19 @@
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { profileKeyOf } from "../preparation/key.js";
 import { DeclaredPreparationError } from "../preparation/prepare.js";
-import { maintainImages } from "../preparation/retention.js";
 import { ImageStore } from "../preparation/store.js";
-import {
-  type Allocation,
-  AllocationError,
-  allocate,
-  effectiveScope,
-  leaseIdOf,
-  sandboxNameOf,
-  TAG_SCOPE,
-} from "./allocation.js";
+import { type Allocation, AllocationError, allocate, sandboxNameOf } from "./allocation.js";
 import { BackendUnavailableError, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
 import { NodeEnroller as BootstrapEnroller, type NodeEnrollerOptions } from "./enrollment/index.js";
 import { extensionMs, Keepalive, type TickOutcome } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
+import { maintenanceFailure, maintenancePass, type ProfileFailure } from "./maintenance.js";
 import { machineOptions, vcpusOfMachineClass } from "./policy.js";
 import { forgetSecrets, messageOf } from "./redact.js";
 import { type AbsenceProof, DEFAULT_ABSENCE_PROOF, type RetainedSnapshots, releaseSandbox } from "./release.js";
 import { KeyedSerial } from "./serial.js";
-import { type ProfileSettings, parseSettings, SettingsError, VCPU_CHOICES } from "./settings.js";
+import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
 import { failProvision, sanitized } from "./steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "./steps/create-or-adopt.js";
 import { enrollNode, type NodeEnroller } from "./steps/enroll.js";
@@ -78,7 +69,6 @@ const ENROLL_BUDGET_MS = 30 * 60_000;
 const RELEASE_BUDGET_MS = 3 * 60_000;
 /** Seed, recipe phases (30 minutes each at most; most recipes take a few), runtime, scrub, capture, restore. */
 const PREPARE_BUDGET_MS = 60 * 60_000;
-const MAINTAIN_RELEASES_PER_PASS = 16;
 const DEFAULT_ADOPT_LOOKUPS: AdoptLookups = { attempts: 8, firstDelayMs: 250 };
 
 /** Whether a profile keeps warm images; an invalid profile prepares nothing (provision reports what is wrong). */
@@ -152,6 +142,18 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       throw error;
     }
   }
+
+  const maintenance = {
+    ledger,
+    images,
+    serial,
+    retained,
+    absenceProof,
+    logger,
+    scope: options.scope,
+    settingsOf,
+    projectFor,
+  };
 
   function armKeepalive(leaseId: string, sandboxName: string, settings: ProfileSettings): void {
     knownSettings.set(leaseId, settings);
@@ -358,11 +360,13 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     },
 
     async maintain(context: MaintainContext) {
+      let failures: ProfileFailure[];
       try {
-        await maintainPass(context);
+        failures = await maintenancePass(maintenance, context);
       } catch (error) {
         throw sanitized(error);
       }
+      if (failures.length > 0) throw maintenanceFailure(failures);
     },
 
     async dispose() {
@@ -374,55 +378,5 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     },
   };
 
-  /**
-   * Releases sandboxes of leases core already destroyed (a late replay re-created them), nothing else; then
-   * one bounded warm-image retention pass over the configured profiles.
-   */
-  async function maintainPass(context: MaintainContext): Promise<void> {
-    await releaseOrphans(context);
-    if (context.signal.aborted) return;
-    // Only profiles that have images: retention never starts a backend (or the embedded emulator) for nothing.
-    const imaged = new Set((await images.images()).map((image) => image.profileKey));
-    const profiles = [];
-    for (const profile of context.profiles) {
-      const settings = settingsOf(profile);
-      // One image key family per machine class the profile can be placed on.
-      const keys = VCPU_CHOICES.map((vcpus) => profileKeyOf(settings, vcpus)).filter((key) => imaged.has(key));
-      if (keys.length === 0) continue;
-      const project = await projectFor(settings);
-      const { keep, unusedForMs } = settings.images;
-      for (const profileKey of keys) profiles.push({ profileKey, keep, unusedForMs, project });
-    }
-    if (profiles.length === 0) return;
-    await maintainImages({
-      store: images,
-      profiles,
-      now: Date.now(),
-      signal: context.signal,
-      assertCurrent: context.assertCurrent,
-      logger,
-    });
-  }
-
-  async function releaseOrphans(context: MaintainContext): Promise<void> {
-    let budget = MAINTAIN_RELEASES_PER_PASS;
-    for (const profile of context.profiles) {
-      if (context.signal.aborted || budget === 0) return;
-      const settings = settingsOf(profile);
-      const scope = effectiveScope(settings.scope ?? options.scope);
-      const project = await projectFor(settings);
-      for (const summary of await project.list({ [TAG_SCOPE]: scope }, context.signal)) {
-        const leaseId = leaseIdOf(summary.name);
-        if (!leaseId || !(await ledger.tombstone(leaseId)) || budget === 0 || context.signal.aborted) continue;
-        // Only a lease core already destroyed is proof that this sandbox is an orphan.
-        context.assertCurrent();
-        budget -= 1;
-        await serial.run(leaseId, () => releaseSandbox(project, summary.name, retained, context.signal, absenceProof));
-        context.assertCurrent();
-        await ledger.markAbsent(leaseId);
-        logger.warn(`vercel-sandbox maintenance released orphaned sandbox ${summary.name} of lease ${leaseId}`);
-      }
-    }
-  }
   return provider;
 }
