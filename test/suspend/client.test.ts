@@ -3,88 +3,27 @@
 // receives): suspend retries busy and draining with the same requestId until ready; it gives up at its deadline
 // and releases a draining lease; an abort at any point rejects with SuspendAbortedError and leaves admission
 // open; errors carry the status, never the token.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GatewayClient, GatewayHttpError, SuspendAbortedError } from "../../src/host/index.js";
-import { IdleClock } from "../../src/suspend/clock.js";
+import type { IdleClock } from "../../src/suspend/clock.js";
 import { ROUTES, type SuspendResult } from "../../src/suspend/protocol.js";
-import { createRoutes } from "../../src/suspend/routes.js";
-import { type Dispatch, Suspender } from "../../src/suspend/suspender.js";
 import { waitFor } from "../gateway/wait.js";
-import { fakeGateway } from "./fake-gateway.js";
+import type { fakeGateway } from "./fake-gateway.js";
+import { type PluginServer, servePlugin } from "./plugin-server.js";
 
 const TOKEN = "client-spec-gateway-token-5a4b3c2d1e";
-let server: http.Server;
+let plugin: PluginServer;
 let baseUrl: string;
 let gateway: ReturnType<typeof fakeGateway>;
 let clock: IdleClock;
-/** Every suspend the plugin received (the requestId the route parsed) and what it answered, in order. */
-let received: Array<{ requestId: string; answer?: SuspendResult }>;
-/** The path of every request the server received, in arrival order. */
+let received: PluginServer["received"];
 let paths: string[];
-/** Gateway methods held until the spec releases them (one call each), to abort while the plugin is inside one. */
-let held: Map<string, { entered: () => void; release: Promise<void> }>;
-
-class RecordingSuspender extends Suspender {
-  override async suspend(dispatch: Dispatch, requestId: string): Promise<SuspendResult> {
-    const entry: { requestId: string; answer?: SuspendResult } = { requestId };
-    received.push(entry);
-    entry.answer = await super.suspend(dispatch, requestId);
-    return entry.answer;
-  }
-}
-
-/** Holds the next call of `method` inside the gateway; resolves once it is there, with the release. */
-function holdNext(method: string): { inside: Promise<void>; release: () => void } {
-  let entered = () => {};
-  let release = () => {};
-  const inside = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  held.set(method, { entered, release: new Promise<void>((resolve) => (release = resolve)) });
-  return { inside, release };
-}
 
 async function serve(idleMs: number) {
-  clock = new IdleClock();
-  gateway = fakeGateway();
-  received = [];
-  paths = [];
-  held = new Map();
-  const suspender = new RecordingSuspender({
-    clock,
-    policy: { idleMs, deadlineMarginMs: 0 },
-    providerId: "vercel-sandbox",
-    instanceId: "i",
-  });
-  const dispatch: Dispatch = async (method, params) => {
-    const hold = held.get(method);
-    if (hold) {
-      held.delete(method);
-      hold.entered();
-      await hold.release;
-    }
-    return gateway.dispatch(method, params);
-  };
-  const routes = createRoutes(suspender, dispatch);
-  const byPath: Record<string, (typeof routes)["status"]> = {
-    [ROUTES.status]: routes.status,
-    [ROUTES.suspend]: routes.suspend,
-    [ROUTES.resume]: routes.resume,
-  };
-  server = http.createServer((req, res) => {
-    paths.push(req.url ?? "");
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) {
-      res.statusCode = 401;
-      res.end(JSON.stringify({ error: { type: "unauthorized", message: "Unauthorized" } }));
-      return;
-    }
-    void byPath[req.url ?? ""]?.(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  plugin = await servePlugin({ token: TOKEN, idleMs });
+  ({ baseUrl, gateway, clock, received, paths } = plugin);
 }
+const holdNext = (method: string) => plugin.holdNext(method);
 
 const answered = (status: SuspendResult["status"]) => received.filter((r) => r.answer?.status === status).length;
 const until = (what: string, check: () => boolean) =>
@@ -98,9 +37,7 @@ async function expectAdmissionOpen(client: GatewayClient) {
 }
 
 beforeEach(() => serve(0));
-afterEach(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterEach(() => plugin.close());
 
 describe("host GatewayClient", () => {
   it("status returns the resident's status, validated against the protocol schema", async () => {
