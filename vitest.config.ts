@@ -10,5 +10,7 @@ export default defineConfig({
     // Each file in its own process: emulator and gateway tests count their own child processes.
     pool: "forks",
     maxWorkers: 2,
+    // Each run gets its own TMPDIR and fails if it leaves a temp entry of ours behind (test/setup/temp-check.ts).
+    globalSetup: ["test/setup/temp-check.ts"],
   },
 });

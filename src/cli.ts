@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Command-line entry: `openclaw-vercel-sandbox <command>`. Each command is one entry in the
 // table below (add a new one there, e.g. a provider demo); nothing else needs to change.
-import { chmod, rm, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -40,6 +41,9 @@ const commands: Record<string, CliCommand> = {
       const tokenFile = path.resolve(
         values["token-file"] ?? path.join(tmpdir(), `vercel-sandbox-emulator-${new URL(api.url).port}.token`),
       );
+      // The file goes with the emulator: on Ctrl-C/SIGTERM below, and on any other exit (a crash, process.exit).
+      const removeTokenFile = () => rmSync(tokenFile, { force: true });
+      process.once("exit", removeTokenFile);
       await writeFile(tokenFile, `${api.credentials.token}\n`, { mode: 0o600, flag: "w" });
       await chmod(tokenFile, 0o600);
       const { teamId, projectId } = api.credentials;
@@ -53,8 +57,12 @@ const commands: Record<string, CliCommand> = {
         process.once("SIGTERM", resolve);
       });
       process.stdout.write("stopping: ending every sandbox process...\n");
-      await api.close();
-      await rm(tokenFile, { force: true });
+      try {
+        await api.close();
+      } finally {
+        removeTokenFile();
+        process.removeListener("exit", removeTokenFile);
+      }
       return 0;
     },
   },

@@ -3,13 +3,14 @@
 // `fetch` option (`api.fetch` rewrites https://vercel.com/api to the loopback URL and forwards
 // `init` untouched, keeping the SDK's own undici dispatcher). Sandboxes are real directory
 // trees and commands real processes, isolated per sandbox (see isolation.ts). Every request needs
-// `api.credentials` (auth.ts): the token is random per instance unless `token` is given.
+// `api.credentials` (auth.ts): the token is random per instance unless `token` is given. A data dir it creates
+// itself is its own to remove (data-dir.ts): on close, on exit and on SIGTERM/SIGINT, or by the next start's sweep.
 import type { ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { type Dispatcher, fetch as undiciFetch } from "undici";
 import { type ApiScope, tokenFrom } from "./auth.js";
+import { createOwnedTempDir, DATA_DIR_PREFIX, type OwnedTempDir } from "./data-dir.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
@@ -24,7 +25,11 @@ export type { CommandLogEntry } from "./registry.js";
 export type { RequestLogEntry } from "./server.js";
 
 export interface LocalSandboxApiOptions {
-  /** Where sandbox filesystems and snapshots live; default a fresh temp dir removed on close. */
+  /**
+   * Where sandbox filesystems and snapshots live (the caller's to remove). Default: a fresh temp dir
+   * (`vercel-sandbox-emulator-<pid>-XXXXXX`) removed on close, on exit, on SIGTERM/SIGINT/SIGHUP, or, after a
+   * SIGKILL, by the next emulator's start.
+   */
   dataDir?: string;
   /** TCP port on 127.0.0.1; default a free one. */
   port?: number;
@@ -66,8 +71,21 @@ const ROUTE_URL = /^https:\/\/[^/]+\.vercel\.run(?::443)?(\/|$)/i;
 export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
   assertIsolationAvailable();
   const scope: ApiScope = { token: tokenFrom(options.token), teamId: "team_emulator", projectId: "prj_emulator" };
-  const ownsDataDir = !options.dataDir;
-  const dataDir = path.resolve(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), "vercel-sandbox-emulator-"))));
+  const owned = options.dataDir ? undefined : await createOwnedTempDir(DATA_DIR_PREFIX);
+  try {
+    return await serve(options, scope, path.resolve(options.dataDir ?? owned!.path), owned);
+  } catch (error) {
+    await owned?.remove();
+    throw error;
+  }
+}
+
+async function serve(
+  options: LocalSandboxApiOptions,
+  scope: ApiScope,
+  dataDir: string,
+  owned: OwnedTempDir | undefined,
+): Promise<LocalSandboxApi> {
   await mkdir(path.join(dataDir, "sandboxes"), { recursive: true });
   await mkdir(path.join(dataDir, "snapshots"), { recursive: true });
 
@@ -99,7 +117,7 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
         ),
       );
       await Promise.all([lifecycle.routes.close(), routeClient.close()]);
-      if (ownsDataDir) await rm(dataDir, { recursive: true, force: true });
+      await owned?.remove();
     })();
     return closing;
   };

@@ -91,11 +91,16 @@ describe("ChildProcesses.run ends everything the child started", () => {
 
 describe("a test process that dies still ends its children", () => {
   let bundle: string | undefined;
+  let bundleDir: string | undefined;
+  afterAll(async () => {
+    if (bundleDir) await fs.rm(bundleDir, { recursive: true, force: true });
+  });
 
   /** The harness's ChildProcesses bundled into a script that spawns two grandchildren and then dies as told. */
   async function workerScript(): Promise<string> {
     if (bundle) return bundle;
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), "process-guard-"));
+    bundleDir = dir;
     const entry = path.join(dir, "worker.ts");
     await fs.writeFile(
       entry,

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import type { ProvisionOptions } from "../../src/provider/types.js";
 import { type Artifact, artifactOf } from "../provider/fixtures/artifact.js";
 import type { Harness } from "../provider/fixtures/enrollment-harness.js";
+import { removeAfterwards } from "../setup/remove-afterwards.js";
 
 const DIST = join(process.cwd(), "node_modules", "openclaw", "dist");
 
@@ -58,9 +59,10 @@ export interface Repo {
   commit(files: Record<string, string>, options?: { executable?: string[] }): string;
 }
 
-/** A real repository with one commit per `commit` call. */
+/** A real repository with one commit per `commit` call, removed when the test (or, in a describe body, its suite) ends. */
 export function createRepo(): Repo {
   const root = mkdtempSync(join(tmpdir(), "vsb-repo-"));
+  removeAfterwards(root);
   const git = (...args: string[]) =>
     execFileSync("git", ["-C", root, ...args], {
       encoding: "utf8",

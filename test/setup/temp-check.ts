@@ -1,0 +1,51 @@
+// Vitest global setup: a run leaves the temp dir as it found it. Each run gets its own TMPDIR
+// (`<tmp>/vsb-vitest-<pid>-XXXXXX`, inherited by every worker and every process they start that keeps the
+// environment), so what it leaves is its own even while other runs share the machine. At teardown the run FAILS,
+// naming them, when that dir holds an entry of ours (temp-dirs.ts) or when the system temp dir gained one (a
+// process that ignored TMPDIR); then the run dir is removed, so even a failing run leaves nothing.
+// Processes given a TMPDIR of their own (the gateway harness's run dir, a sandbox's /tmp inside the emulator's
+// data dir) are covered through the dir that holds it.
+import { readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createOwnedTempDir } from "../../src/emulator/data-dir.js";
+import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
+
+const RUN_PREFIX = "vsb-vitest-";
+
+export class TempLeftoversError extends Error {
+  constructor(readonly entries: string[]) {
+    super(
+      `the test run left ${entries.length} temp entr${entries.length === 1 ? "y" : "ies"} behind (those in the run's ` +
+        `own TMPDIR are now removed): ${entries.join(", ")}. Remove each where it is created (afterAll/afterEach, ` +
+        "onTestFinished, or the owner's close).",
+    );
+    this.name = "TempLeftoversError";
+  }
+}
+
+export default async function setup(): Promise<() => Promise<void>> {
+  const systemTmp = tmpdir();
+  // createOwnedTempDir first removes the run dirs of runs that were SIGKILLed.
+  const run = await createOwnedTempDir(RUN_PREFIX, systemTmp);
+  const before = await readdir(systemTmp);
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = run.path;
+  return async () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    const inRun = await readdir(run.path);
+    // Other runs' own dirs come and go while this one runs: each checks its own.
+    const inSystem = newEntriesOfOurs(before, await readdir(systemTmp)).filter((name) => !name.startsWith(RUN_PREFIX));
+    await run.remove();
+    const others = inRun.filter((name) => !isOurs(name));
+    if (others.length > 0) {
+      process.stderr.write(`[temp check] removed third-party temp entries of this run: ${others.join(", ")}\n`);
+    }
+    const left = [
+      ...inRun.filter(isOurs).map((name) => path.join(run.path, name)),
+      ...inSystem.map((name) => path.join(systemTmp, name)),
+    ];
+    if (left.length > 0) throw new TempLeftoversError(left);
+  };
+}

@@ -1,0 +1,82 @@
+// The temp-dir check itself: its prefix list names every mkdtemp prefix in src/, test/ and bench/, and a vitest
+// run that leaves an entry of ours fails (exit code 1) naming it, while third-party entries are only removed.
+import { readdirSync, readFileSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../gateway/openclaw.js";
+import { ChildProcesses } from "../gateway/processes.js";
+import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
+
+const processes = new ChildProcesses((text) => text);
+
+function sources(dir: string): string[] {
+  return readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.(ts|mts|mjs|js)$/.test(e.name) && !e.parentPath.includes("node_modules"))
+    .map((e) => path.join(e.parentPath, e.name));
+}
+
+/** Literal name starts given to temp dirs by mkdtemp in tmpdir(), tempStateDirs and createOwnedTempDir. */
+function tempPrefixesIn(text: string): string[] {
+  const found = [
+    ...[...text.matchAll(/mkdtemp(?:Sync)?\(\s*(?:path\.)?join\(\s*(?:os\.)?tmpdir\(\),\s*["'`]([^"'`$]+)/g)].map(
+      (m) => m[1]!,
+    ),
+    ...[...text.matchAll(/tempStateDirs\(\s*["']([^"']+)["']/g)].map((m) => `${m[1]}-`),
+    ...[...text.matchAll(/createOwnedTempDir\(\s*["']([^"']+)["']/g)].map((m) => m[1]!),
+  ];
+  return found;
+}
+
+describe("the temp prefixes", () => {
+  it("name every temp dir prefix our code gives", () => {
+    const files = ["src", "test", "bench", "scripts"].flatMap(sources);
+    const prefixes = files.flatMap((file) =>
+      tempPrefixesIn(readFileSync(file, "utf8")).map((prefix) => ({ file: path.relative(REPO_ROOT, file), prefix })),
+    );
+    // The scan found the ones known to exist, so an empty list of misses means something.
+    expect(prefixes.map((p) => p.prefix)).toEqual(expect.arrayContaining(["vsb-repo-", "process-guard-", "ledger-"]));
+    expect(prefixes.filter((p) => !isOurs(p.prefix))).toEqual([]);
+  });
+
+  it("new entries of ours are those absent before, whatever else appeared", () => {
+    expect(newEntriesOfOurs(["vsb-repo-a", "x"], ["vsb-repo-a", "vsb-repo-b", "x", "y", "ocgw-test-1"])).toEqual([
+      "ocgw-test-1",
+      "vsb-repo-b",
+    ]);
+  });
+});
+
+describe("a vitest run under the temp check", () => {
+  const probe = async (leave: string) => {
+    const result = await processes.run(
+      process.execPath,
+      [
+        path.join(REPO_ROOT, "node_modules/vitest/vitest.mjs"),
+        "run",
+        "--config",
+        "test/setup/fixtures/probe.config.ts",
+      ],
+      { cwd: REPO_ROOT, env: { ...process.env, PROBE_LEAVE: leave, FORCE_COLOR: "0" }, timeoutMs: 120_000 },
+    );
+    return { code: result.code, output: result.stdout + result.stderr };
+  };
+
+  it("fails, naming what it left, and removes its own TMPDIR", { timeout: 150_000 }, async () => {
+    const before = await readdir(tmpdir());
+    const { code, output } = await probe("vsb-repo-,someone-else-");
+    expect(code).toBe(1);
+    expect(output).toMatch(/TempLeftoversError: the test run left 1 temp entry behind .*vsb-vitest-\d+-\w+\/vsb-repo-/);
+    expect(output).toContain("removed third-party temp entries of this run: someone-else-");
+    // Its run dir, and what was in it, are gone (other spec files of this run may come and go meanwhile).
+    const runDirs = (names: string[]) => names.filter((n) => n.startsWith("vsb-vitest-"));
+    expect(runDirs(await readdir(tmpdir()))).toEqual(runDirs(before));
+  });
+
+  it("passes when it leaves nothing of ours", { timeout: 150_000 }, async () => {
+    const { code, output } = await probe("");
+    expect(output).not.toContain("TempLeftoversError");
+    expect(code).toBe(0);
+  });
+});
