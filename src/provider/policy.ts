@@ -2,7 +2,8 @@
 // machine classes. Egress is deny-by-default and follows the worker's life (seed 000: "gateway-only
 // egress"): at create, only what the profile adds; while the node bootstraps, also the gateway's host and
 // the package registry (the runtime artifact is installed with npm); once enrolled, the gateway and the
-// profile's additions only. `networkPolicy: "allow-all"` opts out of all of it.
+// profile's additions only (a replay that must reinstall a runtime gone from the box reopens the bootstrap
+// stage for that alone: steps/enroll.ts). `networkPolicy: "allow-all"` opts out of all of it.
 import { isIP } from "node:net";
 import type { NetworkPolicy } from "@vercel/sandbox";
 import { type Allocation, ownershipTags } from "./allocation.js";

@@ -117,23 +117,38 @@ describe("node engines (>=22.22.3 <23, >=24.15.0 <25, >=25.9.0)", () => {
   });
 });
 
+/** Runs the program on this machine in a fresh home; resolves with its output and what it left in that home. */
+async function runProgram(plan: object) {
+  const home = mkdtempSync(join(tmpdir(), "bootstrap-home-"));
+  try {
+    const program = join(home, "bootstrap.mjs");
+    writeFileSync(program, BOOTSTRAP_PROGRAM);
+    const run = await promisify(execFile)(process.execPath, [program], {
+      env: { HOME: home, PATH: process.env.PATH, [PROGRAM_ENV.plan]: JSON.stringify(plan) },
+    }).catch((error: { stdout: string; code: number }) => error);
+    return { events: parseEvents(run.stdout), left: readdirSync(home, { recursive: true, encoding: "utf8" }) };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 describe("bootstrap program", () => {
   it("refuses a Node outside the engines before it touches anything, naming the runtime setting", async () => {
-    const home = mkdtempSync(join(tmpdir(), "bootstrap-home-"));
-    try {
-      const program = join(home, "bootstrap.mjs");
-      writeFileSync(program, BOOTSTRAP_PROGRAM);
-      const plan = { ...enrollmentPlan(LEASE, fakeEnrollment()), engines: [{ min: [99, 0, 0] }] };
-      const run = await promisify(execFile)(process.execPath, [program], {
-        env: { HOME: home, PATH: process.env.PATH, [PROGRAM_ENV.plan]: JSON.stringify(plan) },
-      }).catch((error: { stdout: string; code: number }) => error);
-      const outcome = outcomeOf(parseEvents(run.stdout));
-      expect(outcome).toMatchObject({ event: "failed", phase: "preparation", code: "node-version" });
-      expect(outcome && "message" in outcome ? outcome.message : "").toContain("settings.runtime");
-      expect(readdirSync(home)).toEqual(["bootstrap.mjs"]);
-    } finally {
-      rmSync(home, { recursive: true, force: true });
-    }
+    const { events, left } = await runProgram({
+      ...enrollmentPlan(LEASE, fakeEnrollment()),
+      engines: [{ min: [99, 0, 0] }],
+    });
+    const outcome = outcomeOf(events);
+    expect(outcome).toMatchObject({ event: "failed", phase: "preparation", code: "node-version" });
+    expect(outcome && "message" in outcome ? outcome.message : "").toContain("settings.runtime");
+    expect(left).toEqual(["bootstrap.mjs"]);
+  });
+
+  it("told the registry is closed, reports a missing runtime before downloading or starting anything", async () => {
+    const { events, left } = await runProgram(enrollmentPlan(LEASE, fakeEnrollment(), undefined, false));
+    expect(outcomeOf(events)).toMatchObject({ event: "failed", phase: "reuse", code: "runtime-missing" });
+    expect(phasesOf(events).map((p) => p.phase)).toEqual(["preparation", "reuse"]);
+    expect(left.filter((entry) => !/^(bootstrap\.mjs|\.openclaw-worker(\/node-runtimes)?)$/.test(entry))).toEqual([]);
   });
 });
 

@@ -121,8 +121,8 @@ describe("node enrollment", () => {
     await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
     // Asked of the sandbox's egress itself (a CONNECT per destination; a refusal makes no connection).
     const gatewayPort = new URL(h.gateway.origin).port;
-    const answers = await h.sh(leaseId, `node -e '${CONNECT_STATUS}' registry.npmjs.org:443 127.0.0.1:${gatewayPort}`);
-    expect(answers.trim().split("\n")).toEqual(["registry.npmjs.org:443 403", `127.0.0.1:${gatewayPort} 200`]);
+    const answers = await h.egress(leaseId, ["registry.npmjs.org:443", `127.0.0.1:${gatewayPort}`]);
+    expect(answers).toEqual(["registry.npmjs.org:443 403", `127.0.0.1:${gatewayPort} 200`]);
     await provider.destroy({ leaseId, profile: h.profile });
   });
 
@@ -201,16 +201,6 @@ describe("node enrollment", () => {
     await provider.destroy({ leaseId, profile: h.profile });
   });
 });
-
-/** Prints `<authority> <status>` for a CONNECT through the sandbox's egress proxy to each argument. */
-const CONNECT_STATUS = `
-const http = require("node:http"); const proxy = new URL(process.env.HTTPS_PROXY);
-(async () => { for (const target of process.argv.slice(1)) {
-  const status = await new Promise((resolve) => http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: target, agent: false })
-    .on("connect", (res, socket) => { socket.destroy(); resolve(res.statusCode); }).on("error", (e) => resolve(e.code)).end());
-  console.log(target + " " + status);
-} })();
-`;
 
 /**
  * Walks the places a bootstrap could leave something (home, /tmp, /var, /etc, /opt, /root, /vercel) and every

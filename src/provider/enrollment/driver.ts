@@ -6,7 +6,7 @@ import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { SandboxBox } from "../client.js";
 import { messageOf, redact } from "../redact.js";
 import type { NodeEnrollment, NodeRuntimePreparation, ProviderLogger } from "../types.js";
-import { EnrollmentTimeoutError, EnrollmentWaitError, NodeBootstrapError } from "./errors.js";
+import { EnrollmentTimeoutError, EnrollmentWaitError, NodeBootstrapError, RuntimeMissingError } from "./errors.js";
 import {
   type BootstrapPlan,
   type BootstrapTimings,
@@ -38,6 +38,11 @@ export interface EnrollOnBox {
   enrollment: NodeEnrollment;
   /** The provision's signal (an operator's Stop). */
   signal?: AbortSignal;
+  /**
+   * Whether the sandbox's egress admits the package registry now. When it does not, a runtime missing from
+   * the box is reported as RuntimeMissingError (before any download) instead of an install that cannot work.
+   */
+  registryOpen?: boolean;
 }
 
 const DEFAULT_WAIT_MS = 10 * 60_000;
@@ -57,10 +62,10 @@ export class NodeEnroller {
   }
 
   /** Starts (or adopts) the node on the box and resolves with the device id the gateway saw enroll. */
-  async enroll({ leaseId, box, enrollment, signal }: EnrollOnBox): Promise<string> {
+  async enroll({ leaseId, box, enrollment, signal, registryOpen = true }: EnrollOnBox): Promise<string> {
     const stop = anySignal(signal, enrollment.signal);
     stop?.throwIfAborted();
-    const plan = enrollmentPlan(leaseId, enrollment, this.timings);
+    const plan = enrollmentPlan(leaseId, enrollment, this.timings, registryOpen);
     await this.bootstrap(
       box,
       plan,
@@ -111,6 +116,8 @@ export class NodeEnroller {
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${how} (runtime ${outcome.runtime})`);
       return;
     }
+    // Expected on an enrolled node's replay, and nothing to look at: the caller widens egress and runs again.
+    if (outcome?.code === "runtime-missing") throw new RuntimeMissingError(plan.leaseId);
     const evidence = await this.evidence(box, plan);
     if (outcome?.code === "node-version") throw new WorkerProviderError(redact(`vercel-sandbox: ${outcome.message}`));
     if (outcome) throw new NodeBootstrapError(outcome.phase, outcome.code, outcome.message, evidence);

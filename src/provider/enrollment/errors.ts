@@ -46,3 +46,17 @@ export class EnrollmentWaitError extends Error {
     super(redact(`vercel-sandbox: waiting for the node to enroll failed: ${reason}${evidence ? `; ${evidence}` : ""}`));
   }
 }
+
+/**
+ * The node's verified runtime is not on the box, and the plan said the sandbox's egress admits no package
+ * registry to install it (an enrolled node's replay runs at the enrolled, gateway-only stage). Not a failure
+ * of the box: the caller opens the registry for a reinstall and runs the bootstrap again.
+ */
+export class RuntimeMissingError extends Error {
+  override readonly name = "RuntimeMissingError";
+  constructor(readonly leaseId: string) {
+    super(
+      `vercel-sandbox: lease ${leaseId}'s node runtime is gone from the sandbox and its egress does not admit the package registry to reinstall it`,
+    );
+  }
+}

@@ -41,6 +41,12 @@ export interface BootstrapPlan {
   /** Runtime preparation only: the worker archive published inside the installed package. */
   workerBundle?: { url: string; sha256: string; bytes: number; pin?: string; packageRelativePath: string };
   enabledPluginIds: string[];
+  /**
+   * Whether the program may install a runtime that is not on the box. False when the sandbox's egress admits
+   * no package registry (an enrolled node's replay): a missing runtime is then reported (`runtime-missing`)
+   * before anything is downloaded, instead of an npm install that cannot succeed.
+   */
+  installRuntime: boolean;
   engines: readonly EngineRange[];
   enginesText: string;
   timings: BootstrapTimings;
@@ -100,6 +106,7 @@ export function enrollmentPlan(
   leaseId: string,
   enrollment: NodeEnrollment,
   timings: BootstrapTimings = DEFAULT_TIMINGS,
+  installRuntime = true,
 ): BootstrapPlan {
   const bootstrap = enrollment.nodeBootstrap;
   if (!LEASE_ID.test(leaseId)) throw new EnrollmentDescriptorError("leaseId", "is not a lease id of ours");
@@ -121,6 +128,7 @@ export function enrollmentPlan(
     openclawVersion: enrollment.openclawVersion,
     artifact,
     enabledPluginIds: [...plugins],
+    installRuntime,
     engines: NODE_ENGINES,
     enginesText: NODE_ENGINES_TEXT,
     timings,
@@ -166,6 +174,7 @@ export function runtimePlan(
     artifact: artifactOf("nodeBootstrap", runtime.nodeBootstrap),
     workerBundle: { ...artifactOf("workerBundle", bundle), packageRelativePath: bundle.packageRelativePath },
     enabledPluginIds: [],
+    installRuntime: true,
     engines: NODE_ENGINES,
     enginesText: NODE_ENGINES_TEXT,
     timings,

@@ -18,9 +18,15 @@ function checkNode() {
   });
 }
 
-/** Download, verify and install the runtime unless a verified install of its digest is there already. */
+/**
+ * Download, verify and install the runtime unless a verified install of its digest is there already; when the
+ * plan says the egress admits no registry to install with, a missing runtime is reported instead.
+ */
 async function installRuntime() {
   const reuse = await step("reuse", async () => ({ reused: await reusableRuntime() }));
+  if (!reuse.reused && PLAN.installRuntime === false) {
+    throw fail("reuse", "runtime-missing", "no verified runtime " + PLAN.artifact.sha256 + " is on the sandbox, and its egress admits no package registry to install one");
+  }
   if (!reuse.reused) {
     const archive = path.join(RUNTIMES, ".download-" + randomBytes(8).toString("hex") + ".tgz");
     try {
