@@ -1,0 +1,138 @@
+// One sandbox must not starve the gateway that hosts the emulator (issue 19): a sandbox gets its
+// `vcpus` worth of memory (2 GB each, as on Vercel) and a bounded number of processes, enforced by the
+// kernel inside that sandbox only, while the API and the other sandboxes keep answering.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import * as sdk from "@vercel/sandbox";
+import { describe, expect, it } from "vitest";
+import { parseCgroupMounts, parseProcCgroup, SANDBOX_PIDS_MAX } from "../../src/emulator/cgroup-layout.js";
+import { startLocalSandboxApi } from "../../src/emulator/index.js";
+import { connect, useEmulator } from "./harness.js";
+
+const emulator = useEmulator();
+const { Sandbox } = sdk;
+type SandboxOf = Awaited<ReturnType<typeof sdk.Sandbox.create>>;
+
+// 3 GiB, touched page by page (Buffer.alloc fills), in 64 MiB steps: past a vcpus:1 sandbox's 2 GiB,
+// and still bounded if nothing stops it (the machine is shared).
+const HOG = `const held = [];
+for (let mib = 0; mib < 3072; mib += 64) held.push(Buffer.alloc(64 << 20, 1));
+console.log("allocated " + held.length * 64 + " MiB");`;
+
+// Sleeps with a duration nothing else on the host uses, so the host can count the bomb's processes. The
+// loop is bounded (well past the limit, far below the host's pid_max) in case the limit is missing.
+const BOMB_SLEEP = "61.25";
+const BOMB = `n=0; while [ $n -lt 6000 ]; do sleep ${BOMB_SLEEP} >/dev/null 2>&1 & n=$((n+1)); done; echo "started $n"`;
+
+/** Host processes running the bomb's sleep. */
+function bombProcesses(): number {
+  let count = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8") === `sleep\0${BOMB_SLEEP}\0`) count++;
+    } catch {
+      // Exited while scanning.
+    }
+  }
+  return count;
+}
+
+/** Host directories of the cgroups a /proc/<pid>/cgroup text (read inside a sandbox) names for the limited controllers. */
+function hostGroups(cgroupText: string): string[] {
+  const mounts = parseCgroupMounts(readFileSync("/proc/self/mountinfo", "utf8"));
+  return parseProcCgroup(cgroupText).flatMap(({ controllers, path: group }) => {
+    const limited = controllers.filter((c) => ["memory", "pids", "cpu"].includes(c));
+    if (controllers.length === 0) {
+      const unified = mounts.find((m) => m.fsType === "cgroup2");
+      return unified && group.includes("vercel-sandbox-emulator-") ? [`${unified.mountPoint}${group}`] : [];
+    }
+    return limited.map(
+      (c) => `${mounts.find((m) => m.fsType === "cgroup" && m.superOptions.includes(c))!.mountPoint}${group}`,
+    );
+  });
+}
+
+/** The API and a bystander sandbox answer: what a starving host would stop doing first. */
+async function stillAnswering(api: ReturnType<typeof emulator>, bystander: SandboxOf): Promise<void> {
+  const got = await Sandbox.get({ ...connect(api), name: bystander.name });
+  expect(got.status).toBe("running");
+  const echo = await bystander.runCommand("echo", ["alive"]);
+  expect(await echo.stdout()).toBe("alive\n");
+}
+
+describe("resource limits per sandbox", () => {
+  it("a memory hog past its sandbox's 2 GB per vCPU is killed inside the sandbox; the API and another sandbox keep answering", async () => {
+    const api = emulator();
+    const hogBox = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+    const bystander = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+    const hog = await hogBox.runCommand({ cmd: "node", args: ["-e", HOG], detached: true });
+    let finished = false;
+    const result = hog.wait().finally(() => {
+      finished = true;
+    });
+    let checksWhileRunning = 0;
+    do {
+      await stillAnswering(api, bystander);
+      checksWhileRunning++;
+    } while (!finished);
+    const done = await result;
+    expect(await done.stdout()).not.toMatch(/allocated/);
+    expect(done.exitCode).toBe(137);
+    expect(checksWhileRunning).toBeGreaterThan(0);
+    await stillAnswering(api, bystander);
+    // The hog's own sandbox survives it: only the hog was killed.
+    expect(await (await hogBox.runCommand("echo", ["still here"])).stdout()).toBe("still here\n");
+    await Promise.all([hogBox.delete(), bystander.delete()]);
+  }, 120_000);
+
+  it("a fork bomb stops at the sandbox's process limit, the host's count of its processes stays under it, and all of them end with the sandbox", async () => {
+    const api = emulator();
+    // 4 GB: the bomb's thousands of processes meet the process limit, not the memory limit.
+    const bombBox = await Sandbox.create({ ...connect(api), resources: { vcpus: 2 } });
+    const bystander = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+    const bomb = await bombBox.runCommand("sh", ["-c", BOMB]);
+    // dash gives up at the first fork the kernel refuses.
+    expect(bomb.exitCode).not.toBe(0);
+    expect(await bomb.stderr()).toMatch(/Cannot fork/);
+    expect(await bomb.stdout()).not.toMatch(/started/);
+    const running = bombProcesses();
+    expect(running).toBeLessThanOrEqual(SANDBOX_PIDS_MAX);
+    // It was the limit that stopped it: all but the sandbox's own few processes are the bomb's.
+    expect(running).toBeGreaterThan(SANDBOX_PIDS_MAX - 50);
+    await stillAnswering(api, bystander);
+    await bombBox.stop();
+    expect(bombProcesses()).toBe(0);
+    await stillAnswering(api, bystander);
+    await Promise.all([bombBox.delete(), bystander.delete()]);
+  }, 120_000);
+
+  it("each session's group holds its holder, commands and file reads; a stop removes it and close removes every group", async () => {
+    const api = await startLocalSandboxApi();
+    try {
+      const a = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+      const b = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+      const groupsOf = async (sandbox: SandboxOf) => {
+        const command = await (await sandbox.runCommand("cat", ["/proc/self/cgroup"])).stdout();
+        const holder = await (await sandbox.runCommand("cat", ["/proc/1/cgroup"])).stdout();
+        // A file read runs `cat` inside the sandbox: /proc/self is that process.
+        const fileRead = (await sandbox.readFileToBuffer({ path: "/proc/self/cgroup" }))!.toString();
+        expect(hostGroups(holder)).toEqual(hostGroups(command));
+        expect(hostGroups(fileRead)).toEqual(hostGroups(command));
+        return hostGroups(command);
+      };
+      const groupsA = await groupsOf(a);
+      const groupsB = await groupsOf(b);
+      expect(groupsA.length).toBeGreaterThan(0);
+      expect(groupsA.filter((d) => existsSync(d))).toEqual(groupsA);
+      const parents = [...new Set([...groupsA, ...groupsB].map((d) => path.dirname(d)))];
+      await a.stop();
+      expect(groupsA.filter((d) => existsSync(d))).toEqual([]);
+      expect(groupsB.filter((d) => existsSync(d))).toEqual(groupsB);
+      await api.close();
+      expect([...groupsB, ...parents].filter((d) => existsSync(d))).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  }, 120_000);
+});
