@@ -5,15 +5,19 @@
 // update applies at once; open tunnels are left alone), resolves names with the host resolver
 // and connects only to addresses the policy admits (egress-policy.ts); anything else is a 403
 // and no connection is made. Outbound sockets are opened from the host network namespace, which is why
-// the host's own addresses are refused unless the policy names them (egress-policy.ts).
+// the host's own addresses are refused unless the policy names them (egress-policy.ts). The host asked
+// for (the request URI's or the CONNECT target's; a Host header never chooses where a request goes) is
+// read to its canonical spelling first (ip-literal.ts), names are resolved once, and the connection
+// goes to exactly the canonical addresses that were checked: no other spelling and no second lookup.
 
 import type { LookupAddress } from "node:dns";
-import { lookup } from "node:dns/promises";
+import { lookup as dnsLookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
-import { isIP, type Server, type Socket, connect as tcpConnect } from "node:net";
+import { type Server, type Socket, connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
-import { allowedAddresses, egressRules, hostAllowed, normalizeHost, worthResolving } from "./egress-policy.js";
+import { allowedAddresses, egressRules, hostAllowed, worthResolving } from "./egress-policy.js";
 import { hostAddresses } from "./host-addresses.js";
+import { HostSpellingError, type ParsedHost, parseHost } from "./ip-literal.js";
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const LOOKUP_TIMEOUT_MS = 10_000;
@@ -28,18 +32,30 @@ export interface EgressProxy {
 /** The loopback port of the emulator's route server when `host` is one of its `*.vercel.run` routes. */
 export type RouteOf = (host: string) => Promise<number | undefined>;
 
-/** `port` is set for a route: the tunnel goes to the route server, whatever port the client asked for. */
-type Decision = { addresses: LookupAddress[]; port?: number } | { refused: string };
+/** The resolver: the host's (getaddrinfo) unless a test gives its own. */
+export type Lookup = (host: string) => Promise<LookupAddress[]>;
 
-async function resolve(host: string): Promise<LookupAddress[]> {
-  const family = isIP(host);
-  if (family) return [{ address: host, family }];
+export interface EgressProxyOptions {
+  routeOf?: RouteOf;
+  lookup?: Lookup;
+}
+
+/**
+ * `host` is canonical (a name, or the address to connect to); `port` is set for a route: the tunnel goes to
+ * the route server, whatever port the client asked for.
+ */
+type Decision =
+  | { host: string; addresses: LookupAddress[]; port?: number }
+  | { refused: string; status: "400 Bad Request" | "403 Forbidden" };
+
+async function resolve(lookup: Lookup, host: ParsedHost): Promise<LookupAddress[]> {
+  if (host.kind === "address") return [{ address: host.address, family: host.family }];
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`looking up ${host} timed out`)), LOOKUP_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`looking up ${host.name} timed out`)), LOOKUP_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([lookup(host, { all: true }), timeout]);
+    return await Promise.race([lookup(host.name), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -53,11 +69,12 @@ function fixedLookup(addresses: LookupAddress[]) {
   };
 }
 
+/** `host:port` as CONNECT gives it; the host still in the client's spelling. */
 function parseAuthority(authority: string): { host: string; port: number } | undefined {
   const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority);
   const port = Number(match?.[2]);
   if (!match || port < 1 || port > 65535) return undefined;
-  return { host: normalizeHost(match[1]!), port };
+  return { host: match[1]!, port };
 }
 
 function refuse(socket: Duplex, status: string, reason: string): void {
@@ -71,7 +88,7 @@ function refuse(socket: Duplex, status: string, reason: string): void {
 export function serveEgressProxy(
   listener: Server,
   policyOf: () => Record<string, unknown>,
-  routeOf?: RouteOf,
+  { routeOf, lookup = (host) => dnsLookup(host, { all: true }) }: EgressProxyOptions = {},
 ): EgressProxy {
   const sockets = new Set<Duplex>();
   const own = (socket: Duplex) => {
@@ -80,37 +97,48 @@ export function serveEgressProxy(
     socket.on("error", () => socket.destroy());
   };
 
-  async function decide(host: string): Promise<Decision> {
+  /** `spelled`: the host as the client wrote it. */
+  async function decide(spelled: string): Promise<Decision> {
+    let target: ParsedHost;
+    try {
+      target = parseHost(spelled);
+    } catch (error) {
+      if (!(error instanceof HostSpellingError)) throw error;
+      return { refused: error.message, status: "400 Bad Request" };
+    }
+    const host = target.kind === "name" ? target.name : target.address;
+    const notAllowed = {
+      refused: `${host} is not allowed by the sandbox network policy`,
+      status: "403 Forbidden",
+    } as const;
     const rules = egressRules(policyOf());
     // An exposed port of a sandbox (`sandbox.domain(port)`): allowed by name like any host, served locally.
     const routePort = routeOf && host.endsWith(".vercel.run") ? await routeOf(host) : undefined;
     if (routePort !== undefined) {
-      if (rules.nothing || !(rules.everything || hostAllowed(rules, host))) {
-        return { refused: `${host} is not allowed by the sandbox network policy` };
-      }
-      return { addresses: [{ address: "127.0.0.1", family: 4 }], port: routePort };
+      if (rules.nothing || !(rules.everything || hostAllowed(rules, host))) return notAllowed;
+      return { host: "127.0.0.1", addresses: [{ address: "127.0.0.1", family: 4 }], port: routePort };
     }
-    if (!worthResolving(rules, host)) return { refused: `${host} is not allowed by the sandbox network policy` };
+    if (!worthResolving(rules, host)) return notAllowed;
     let addresses: LookupAddress[];
     try {
-      addresses = allowedAddresses(rules, host, await resolve(host), await hostAddresses());
+      addresses = allowedAddresses(rules, host, await resolve(lookup, target), await hostAddresses());
     } catch (error) {
-      return { refused: `${host} could not be resolved: ${(error as Error).message}` };
+      return { refused: `${host} could not be resolved: ${(error as Error).message}`, status: "403 Forbidden" };
     }
-    return addresses.length > 0 ? { addresses } : { refused: `${host} is not allowed by the sandbox network policy` };
+    return addresses.length > 0 ? { host, addresses } : notAllowed;
   }
 
   async function tunnel(req: IncomingMessage, client: Duplex, head: Buffer) {
     const target = parseAuthority(req.url ?? "");
     if (!target) return refuse(client, "400 Bad Request", "CONNECT needs host:port");
     const decision = await decide(target.host);
-    if ("refused" in decision) return refuse(client, "403 Forbidden", decision.refused);
+    if ("refused" in decision) return refuse(client, decision.status, decision.refused);
     if (client.destroyed) return;
     if (decision.port !== undefined && target.port !== 443) {
       return refuse(client, "403 Forbidden", `${target.host} is served on port 443 only`);
     }
     const upstream: Socket = tcpConnect({
-      host: target.host,
+      host: decision.host,
       port: decision.port ?? target.port,
       lookup: fixedLookup(decision.addresses) as never,
     });
@@ -142,14 +170,18 @@ export function serveEgressProxy(
       return res.writeHead(400).end("this proxy takes absolute-form http:// requests and CONNECT\n");
     }
     if (url.protocol !== "http:") return res.writeHead(400).end("only http:// is proxied in the clear; use CONNECT\n");
-    const host = normalizeHost(url.hostname);
-    const decision = await decide(host);
-    if ("refused" in decision) return res.writeHead(403, { "content-type": "text/plain" }).end(`${decision.refused}\n`);
+    // WHATWG URL has already read IPv4 number forms; decide() reads the rest (IPv6 spellings, mapped forms).
+    const decision = await decide(url.hostname);
+    if ("refused" in decision) {
+      return res
+        .writeHead(Number.parseInt(decision.status, 10), { "content-type": "text/plain" })
+        .end(`${decision.refused}\n`);
+    }
     if (decision.port !== undefined) return res.writeHead(400).end("routes answer https only; use CONNECT\n");
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     const upstream = request({
-      host,
+      host: decision.host,
       port: url.port || 80,
       method: req.method,
       path: `${url.pathname}${url.search}`,

@@ -28,7 +28,7 @@ export function sessionEgress(
   const starting = (async () => {
     const { server, port } = await listenInNamespace(session.holder!.pid, track);
     // Reads the record on every connection, so policy updates apply to the next connection.
-    const proxy = serveEgressProxy(server, () => session.networkPolicy, routeOf);
+    const proxy = serveEgressProxy(server, () => session.networkPolicy, { routeOf });
     return { port, close: () => proxy.close() };
   })();
   session.egress = starting;

@@ -55,6 +55,25 @@ describe.each(SDKS)("direct egress with SDK %s", (_version, { Sandbox }) => {
     await sandbox.delete();
   });
 
+  it("the policy may name the address in any spelling: the route is to the one address, and only to it", async () => {
+    const hex = (testHost.split(".").map(Number) as [number, number, number, number]).reduce((n, o) => n * 256 + o, 0);
+    const sandbox = await Sandbox.create({
+      ...connect(emulator()),
+      networkPolicy: { allow: [`[::FFFF:${testHost}]`] },
+    });
+    const routes = async () => (await (await sandbox.runCommand("ip", ["-4", "route"])).stdout()).trim();
+    expect(await raw(sandbox)).toBe("hello from the test host");
+    expect(await routes()).toMatch(new RegExp(`^${testHost} dev [^\\n]+$`));
+    await sandbox.updateNetworkPolicy({ allow: [`0x${hex.toString(16)}`] });
+    expect(await raw(sandbox)).toBe("hello from the test host");
+    await sandbox.updateNetworkPolicy({ allow: [], subnets: { allow: [`::ffff:10.214.${octet}.0/126`] } });
+    expect(await raw(sandbox)).toBe("hello from the test host");
+    await sandbox.updateNetworkPolicy({ allow: [`::ffff:10.214.${octet}.2`] });
+    expect(await raw(sandbox)).toBe("blocked");
+    expect(await routes()).toBe("");
+    await sandbox.delete();
+  });
+
   it("allow-all, * and deny-all never open a direct path to the host", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     expect(await raw(sandbox)).toBe("blocked");
