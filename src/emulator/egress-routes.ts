@@ -1,6 +1,7 @@
 // Transparent egress to the host's own addresses, for clients that ignore proxy variables (the OpenClaw
 // node's WebSocket is one). When a policy names an address of the host explicitly (egress-policy.ts
-// `directDestinations`: an IP literal or a subnet, e.g. a gateway bound to a test host's address), the
+// `directDestinations`: an IP literal or a subnet in any spelling, read canonically as the proxy reads
+// them, so `::ffff:10.0.0.1` routes 10.0.0.1; e.g. a gateway bound to a test host's address), the
 // session's network namespace gets a veth link to the host and a /32 route to each such address, and
 // nothing else: no default route, no address on the host's end, so the sandbox reaches exactly the named
 // addresses (the host accepts packets for its own addresses on any interface) and never forwards beyond
