@@ -15,6 +15,7 @@ import { renderImages } from "./images.js";
 import { observe } from "./observe.js";
 import { vercelProfiles } from "./profiles.js";
 import { buildStatus, renderStatus } from "./status.js";
+import { indented } from "./table.js";
 
 type Registrar = Parameters<OpenClawPluginApi["registerCli"]>[0];
 type CliContext = Parameters<Registrar>[0];
@@ -71,7 +72,7 @@ export function run<T>(options: Options, work: () => Promise<Output<T>>): Promis
       const remedy =
         error instanceof CliError ? error.remedy : "Run `openclaw vercel-sandbox doctor` to find the cause";
       if (options.json) process.stdout.write(`${JSON.stringify({ error: { message, remedy } }, null, 2)}\n`);
-      else process.stderr.write(`vercel-sandbox: ${message}\n  → ${remedy}\n`);
+      else process.stderr.write(`vercel-sandbox: ${indented(message, "  ")}\n  → ${indented(remedy, "    ")}\n`);
       process.exitCode = 1;
     },
   );

@@ -11,7 +11,7 @@ import { type GatewayCall, readGateway } from "./gateway.js";
 import { enrollmentOrigin } from "./origin.js";
 import type { ProfileEntry } from "./profiles.js";
 import { remedyFor } from "./sandboxes.js";
-import { formatTable } from "./table.js";
+import { formatTable, indented } from "./table.js";
 
 export interface DoctorReport {
   ok: boolean;
@@ -118,7 +118,7 @@ export function renderDoctor(report: DoctorReport): string {
   );
   const remedies = report.checks
     .filter((c) => c.remedy)
-    .map((c) => `- ${c.id}${c.subject ? ` (${c.subject})` : ""}: ${c.remedy}`);
+    .map((c) => `- ${c.id}${c.subject ? ` (${c.subject})` : ""}: ${indented(c.remedy ?? "", "    ")}`);
   const summary = report.ok
     ? report.status === "warn"
       ? "Doctor: no failures, some warnings."

@@ -17,7 +17,7 @@ import { messageOf } from "../provider/redact.js";
 import { type AbsenceProof, ReleaseUnprovenError, releaseSandbox } from "../provider/release.js";
 import type { GatewayView } from "./gateway.js";
 import type { Listing } from "./sandboxes.js";
-import { formatTable } from "./table.js";
+import { formatTable, indented } from "./table.js";
 
 export interface GcItem {
   profile: string;
@@ -161,7 +161,7 @@ export function renderGc(report: GcReport): string {
       ),
     );
   }
-  for (const s of report.skipped) lines.push(`skipped profile ${s.profile}: ${s.reason}`);
+  for (const s of report.skipped) lines.push(`skipped profile ${s.profile}: ${indented(s.reason, "  ")}`);
   if (report.dryRun && report.removed.length > 0) lines.push("", "Run without --dry-run to remove them.");
   return lines.join("\n");
 }

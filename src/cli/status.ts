@@ -6,7 +6,7 @@ import type { Tombstone } from "../provider/ledger.js";
 import type { GatewayView } from "./gateway.js";
 import type { IdleStatus } from "./gateway-status.js";
 import type { Listing } from "./sandboxes.js";
-import { formatDuration, formatTable } from "./table.js";
+import { formatDuration, formatTable, indented } from "./table.js";
 
 export interface LeaseRow {
   leaseId: string | null;
@@ -103,8 +103,10 @@ function idleLine(idle: IdleStatus | null): string {
 export function renderStatus(report: StatusReport): string {
   const g = report.gateway;
   const lines = [
-    g.reachable ? "Gateway: reachable" : `Gateway: not reachable — ${g.error}\n  → ${g.remedy}`,
-    ...(g.reachable && g.error ? [`  note: ${g.error}`] : []),
+    g.reachable
+      ? "Gateway: reachable"
+      : `Gateway: not reachable — ${indented(g.error ?? "", "  ")}\n  → ${indented(g.remedy ?? "", "    ")}`,
+    ...(g.reachable && g.error ? [`  note: ${indented(g.error, "    ")}`] : []),
     ...(g.reachable ? [`  ${idleLine(g.idle)}`] : []),
     "",
     formatTable(

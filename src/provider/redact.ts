@@ -1,6 +1,7 @@
 // Redaction in one place. Every error and log line that leaves the provider passes through `redact`:
 // secret values the provider has handled (tokens, setup codes) are replaced wherever they appear, and
-// token-shaped text (bearer headers, JWTs) is masked even when we never saw the value.
+// token-shaped text (bearer headers, JWTs, the value after a secret's name) is masked even when we never saw
+// the value. Only values: the names of secrets and of the variables that hold them stay readable.
 //
 // Any non-empty registered value is masked, however short: a short secret makes messages ugly ("[redacted]"
 // where its characters appeared), never leaky. The registry is bounded because it is scanned for every
@@ -33,11 +34,28 @@ export function knownSecretCount(): number {
   return known.size;
 }
 
-const PATTERNS: RegExp[] = [
+/** Secret-shaped values we may never have seen: they are masked whole, whatever precedes them. */
+const SHAPES: RegExp[] = [
   /(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
-  /((?:token|secret|password|setup[_-]?code|authorization)["']?\s*[:=]\s*["']?)[^\s"',}]{4,}/gi,
+  // The credential of an authorization header, whatever its scheme (Basic, Token, …).
+  /(authorization["']?\s*[:=]\s*["']?[A-Za-z]+\s+)[^\s"',}]{8,}/gi,
 ];
+
+/** `token: value`, `secret=value`, `"password": "value"`: the value after a secret's name, quote and all. */
+const FIELD = /((?:token|secret|password|setup[_-]?code|authorization)["']?\s*[:=]\s*)(["']?)([^\s"',}]{4,})/gi;
+/**
+ * What follows a secret's name in prose is no value: a word ("token: environment variable VERCEL_TOKEN is not
+ * set") or the name of the variable that holds it. Those stay, so messages keep saying what to set. A quoted
+ * value (JSON) is a value even when it reads like a word.
+ */
+const WORD = /^[A-Za-z][a-z]{0,19}[.,;:!?)]*$/;
+const VARIABLE_NAME = /^\$?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
+
+function maskField(match: string, name: string, quote: string, value: string): string {
+  if (VARIABLE_NAME.test(value) || (!quote && WORD.test(value))) return match;
+  return `${name}${quote}[redacted]`;
+}
 
 export function redact(text: string): string {
   let out = text;
@@ -47,10 +65,10 @@ export function redact(text: string): string {
     const secrets = [...known.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     out = out.replace(new RegExp(secrets.join("|"), "g"), "[redacted]");
   }
-  for (const pattern of PATTERNS) {
-    out = out.replace(pattern, (_match, prefix?: string) => `${typeof prefix === "string" ? prefix : ""}[redacted]`);
+  for (const shape of SHAPES) {
+    out = out.replace(shape, (_match, prefix?: string) => `${typeof prefix === "string" ? prefix : ""}[redacted]`);
   }
-  return out;
+  return out.replace(FIELD, maskField);
 }
 
 function escapeRegExp(text: string): string {

@@ -64,7 +64,10 @@ describe("doctor", () => {
     const report = await runDoctor(input({}));
     const check = find(report.checks, "credentials");
     expect(check?.status).toBe("fail");
-    expect(check?.message).toMatch(/DOC_TOKEN is not set/);
+    expect(check?.message).toBe(
+      "token: environment variable DOC_TOKEN is not set for the gateway " +
+        "(token from $DOC_TOKEN, team from settings, project from settings)",
+    );
     expect(check?.remedy).toMatch(/Export the variable in the gateway's environment/);
     expect(find(report.checks, "vercel")?.status).toBe("skip");
     expect(report.ok).toBe(false);
@@ -72,6 +75,28 @@ describe("doctor", () => {
     expect(text).toMatch(/^FAIL\s+credentials \(vsb\)/m);
     expect(text).toContain("What to do next:");
     expect(text).toContain("Doctor: some checks failed.");
+    expect(text).toContain("token: environment variable DOC_TOKEN is not set for the gateway");
+  });
+
+  it("prints a multi-line result or remedy as lines, indented under its first", () => {
+    const text = renderDoctor({
+      ok: false,
+      status: "fail",
+      checks: [
+        {
+          id: "gateway",
+          status: "fail",
+          message: "the gateway did not answer\nGateway target: ws://127.0.0.1:18789",
+          remedy: "Start the gateway\nor pass --url",
+        },
+      ],
+    });
+    const lines = text.split("\n");
+    expect(lines).toContain("FAIL  gateway  the gateway did not answer");
+    expect(lines).toContain("                 Gateway target: ws://127.0.0.1:18789");
+    expect(lines).toContain("- gateway: Start the gateway");
+    expect(lines).toContain("    or pass --url");
+    expect(text).not.toContain("?");
   });
 
   it("fails Vercel when the token is refused, with the token remedy", async () => {

@@ -21,10 +21,18 @@ describe("formatTable", () => {
   });
 
   it("replaces terminal control characters in cells, so data cannot drive the terminal", () => {
-    const text = formatTable(columns, [{ name: "evil\u001b[2J\nname", n: 1 }]);
+    const text = formatTable(columns, [{ name: "evil\u001b[2J\rname\u009b", n: 1 }]);
     const lines = text.split("\n");
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toBe("evil?[2J?name  1");
+    expect(lines[1]).toBe("evil?[2J?name?  1");
+  });
+
+  it("prints a cell of two lines as two lines, the second indented in its column", () => {
+    const text = formatTable(columns, [
+      { name: "first line\nsecond", n: 1 },
+      { name: "b", n: 2 },
+    ]);
+    expect(text.split("\n")).toEqual(["NAME        N", "first line  1", "  second", "b           2"]);
   });
 });
 

@@ -64,4 +64,18 @@ describe("command output", () => {
     ]);
     expect(process.exitCode).toBe(1);
   });
+
+  it("a remedy of two lines prints as two lines on stderr, and keeps its line break in JSON", async () => {
+    const io = capture();
+    const fail = async () => {
+      throw new CliError("the gateway did not answer", "Start the gateway\nor pass --url and --token");
+    };
+    await run({}, fail);
+    await run({ json: true }, fail);
+    vi.restoreAllMocks();
+    expect(io.err.join("")).toBe(
+      "vercel-sandbox: the gateway did not answer\n  → Start the gateway\n    or pass --url and --token\n",
+    );
+    expect(JSON.parse(io.out.join("")).error.remedy).toBe("Start the gateway\nor pass --url and --token");
+  });
 });

@@ -20,6 +20,21 @@ describe("redaction", () => {
     expect(redact("sandbox openclaw-1 failed: 500")).toBe("sandbox openclaw-1 failed: 500");
   });
 
+  it("keeps the words after a secret's name and the names of variables: only values are secrets", () => {
+    const message = "token: environment variable VERCEL_TOKEN is not set for the gateway";
+    expect(redact(message)).toBe(message);
+    expect(redact("password: missing; secret=VERCEL_OIDC_TOKEN")).toBe("password: missing; secret=VERCEL_OIDC_TOKEN");
+    registerSecret("vtok_9f8e7d6c5b4a");
+    expect(redact(`${message}; the old one was vtok_9f8e7d6c5b4a`)).toBe(`${message}; the old one was [redacted]`);
+  });
+
+  it("masks values after a secret's name, and the credential of an authorization header whatever its scheme", () => {
+    expect(redact("token: abcDEF123456 expired")).toBe("token: [redacted] expired");
+    expect(redact("token=VERCEL_TOKEN_IS_NOT_IT9x")).toBe("token=[redacted]");
+    expect(redact('{"token":"lowercaseonlyvalue"}')).toBe('{"token":"[redacted]"}');
+    expect(redact("Authorization: Basic dXNlcjpwYXNzd29yZA==")).not.toContain("dXNlcjpwYXNzd29yZA");
+  });
+
   it("masks a registered secret however short it is, without mangling other placeholders", () => {
     registerSecret("q7");
     registerSecret("long-secret-q7-value");
