@@ -90,12 +90,20 @@ export function workerArchive(): Artifact {
   return artifactOf(randomBytes(4096), "2026.9.2");
 }
 
-/** `prepareNodeRuntime` as core hands it over: the runtime and the worker archive, with their own tokens. */
-export function runtimePreparation(h: Harness, runtime: Artifact, worker: Artifact) {
+/**
+ * `prepareNodeRuntime` as core hands it over: the runtime and the worker archive, each with its own token (the
+ * gateway's enrollment token for both unless `tokens` names others).
+ */
+export function runtimePreparation(
+  h: Harness,
+  runtime: Artifact,
+  worker: Artifact,
+  tokens = { runtime: h.gateway.token, worker: h.gateway.token },
+) {
   return async () => ({
     nodeBootstrap: {
       url: h.gateway.urlOf(runtime.sha256),
-      token: h.gateway.token,
+      token: tokens.runtime,
       sha256: runtime.sha256,
       bytes: runtime.bytes.length,
       openclawVersion: runtime.version,
@@ -104,7 +112,7 @@ export function runtimePreparation(h: Harness, runtime: Artifact, worker: Artifa
     },
     workerBundle: {
       url: h.gateway.urlOf(worker.sha256),
-      token: h.gateway.token,
+      token: tokens.worker,
       sha256: worker.sha256,
       bytes: worker.bytes.length,
       tlsFingerprint: h.gateway.fingerprint,

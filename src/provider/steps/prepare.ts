@@ -1,7 +1,8 @@
 // Steps 1b and 3 for leases whose project can be prepared (core passed `options.project` and the profile keeps
 // warm images on): the recorded start — cold or a specific image — chosen before any Vercel request and
 // reused by every replay and restart; then the preparation itself (src/preparation). A warm create whose
-// image has vanished fails visibly instead of silently switching the recorded choice.
+// image has vanished fails visibly instead of silently switching the recorded choice. The credentials core hands
+// over for the image's runtime are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { imageKeyOf, profileKeyOf } from "../../preparation/key.js";
 import { type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
@@ -9,6 +10,7 @@ import { type ImageStore, ImageUnusableError } from "../../preparation/store.js"
 import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
 import type { SandboxBox, SandboxHandle } from "../client.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
+import { registerSecret } from "../redact.js";
 import type { NodeRuntimePreparation } from "../types.js";
 import { isFailure } from "../vercel-errors.js";
 import type { ProvisionRun, StepContext } from "./run.js";
@@ -96,6 +98,22 @@ export async function imageGone(error: unknown, start: StartChoice | undefined, 
   );
 }
 
+/**
+ * Core's runtime preparation, its credentials registered for redaction as they arrive (scoped to the lease,
+ * like enrollment's): the runtime's and the worker bundle's bearer tokens travel to the box for the capture.
+ */
+function runtimeFor(run: ProvisionRun): (() => Promise<NodeRuntimePreparation>) | undefined {
+  const prepare = run.options.prepareNodeRuntime;
+  if (!prepare) return undefined;
+  const { leaseId } = run.allocation;
+  return async () => {
+    const runtime = await prepare();
+    registerSecret(runtime.nodeBootstrap.token, leaseId);
+    registerSecret(runtime.workerBundle.token, leaseId);
+    return runtime;
+  };
+}
+
 export async function prepareStep(
   run: ProvisionRun,
   context: StepContext,
@@ -115,7 +133,7 @@ export async function prepareStep(
     store: images.store,
     profileKey: start.profileKey,
     imageExpirationMs: imageExpirationMs(run.settings.images.unusedForMs),
-    prepareNodeRuntime: run.options.prepareNodeRuntime,
+    prepareNodeRuntime: runtimeFor(run),
     installRuntime: (box, runtime, signal) => images.installRuntime(leaseId, box, runtime, signal),
     openEgress: async ({ runtimeUrl }) => {
       if (run.settings.networkPolicy === "allow-all") return;

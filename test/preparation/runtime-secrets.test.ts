@@ -1,0 +1,93 @@
+// The credentials a warm preparation hands to the box are redacted like enrollment's: core's runtime token and
+// worker-bundle token (each its own bearer token at the gateway's artifact route) are registered for the lease
+// as soon as core hands them over, so `redact` masks them while the lease lives, and neither reaches a log line
+// or an error the provider emits, on a capture that succeeds and on one whose bundle fetch is refused.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ImageStore } from "../../src/preparation/store.js";
+import { redact } from "../../src/provider/redact.js";
+import { type Artifact, packFixture } from "../provider/fixtures/artifact.js";
+import { type Harness, operationId, startHarness } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, loadCorePreparation, runtimePreparation, workerArchive } from "./fixtures.js";
+
+let h: Harness;
+let runtime: Artifact;
+let worker: Artifact;
+let core: Awaited<ReturnType<typeof loadCorePreparation>>;
+const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
+
+beforeAll(async () => {
+  h = await startHarness();
+  runtime = packFixture("2026.9.2");
+  worker = workerArchive();
+  h.gateway.serve(runtime);
+  h.gateway.serve(worker);
+  core = await loadCorePreparation();
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** A warm preparation that captures an image (a new project, so its first lease's preparation is due one). */
+async function prepareWarm(tokens: { runtime: string; worker: string }) {
+  const provider = h.provider({ stateDir });
+  const repo = createRepo();
+  repo.commit({ ".devcontainer.json": JSON.stringify({ updateContentCommand: "echo prepared" }) });
+  const op = operationId();
+  const leaseId = (await provider.resolveAllocation(h.profile, op)).leaseId;
+  const preparation = await core.projectOf(repo);
+  const options = h.options(
+    leaseId,
+    { artifact: runtime },
+    { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, worker, tokens) },
+  );
+  const outcome: { lease?: WorkerLease; error?: Error } = await provider.provision(h.profile, op, options).then(
+    (lease) => ({ lease }),
+    (error: Error) => ({ error }),
+  );
+  preparation.close();
+  return { provider, leaseId, ...outcome };
+}
+
+const masks = (token: string) => {
+  const line = `GET artifact with Bearer-less ${token} in the text`;
+  return !redact(line).includes(token) && redact(line).startsWith("GET artifact with");
+};
+const logged = (token: string) => h.logs.filter((line) => line.includes(token));
+
+describe("warm preparation credentials", () => {
+  it("the runtime and worker-bundle tokens are masked while the lease lives, and in no log line", async () => {
+    const tokens = { runtime: h.gateway.issueToken(), worker: h.gateway.issueToken() };
+    expect([masks(tokens.runtime), masks(tokens.worker)]).toEqual([false, false]);
+    const { provider, leaseId, lease, error } = await prepareWarm(tokens);
+    expect(error).toBeUndefined();
+    expect(lease?.leaseId).toBe(leaseId);
+    // The path that hands both tokens to the box ran: an image was captured with the worker archive in it.
+    const diagnostics = (await ImageStore.inDirectory(stateDir).diagnostics()).find((d) => d.leaseId === leaseId);
+    expect(diagnostics?.captured).toBe(true);
+    expect(h.logs.some((l) => l.includes(`${leaseId}: bootstrap publish `))).toBe(true);
+    expect([masks(tokens.runtime), masks(tokens.worker)]).toEqual([true, true]);
+    expect([logged(tokens.runtime), logged(tokens.worker)]).toEqual([[], []]);
+    // Scoped to the lease: its end drops them, as it drops enrollment's.
+    await provider.destroy({ leaseId, profile: h.profile });
+    expect([masks(tokens.runtime), masks(tokens.worker)]).toEqual([false, false]);
+  }, 240_000);
+
+  it("a bundle fetch the gateway refuses fails the dispatch with an error that holds neither token", async () => {
+    // A worker-bundle token the gateway never issued: the runtime installs, the bundle's download gets a 401.
+    const tokens = { runtime: h.gateway.issueToken(), worker: `unissued-${operationId()}` };
+    const { error } = await prepareWarm(tokens);
+    expect(error?.message).toMatch(/http-401/);
+    for (const token of [tokens.runtime, tokens.worker]) {
+      expect(error?.message).not.toContain(token);
+      expect(error?.stack ?? "").not.toContain(token);
+      expect(logged(token)).toEqual([]);
+    }
+    // The failed attempt is over: what it registered is dropped (a replay registers its own).
+    expect([masks(tokens.runtime), masks(tokens.worker)]).toEqual([false, false]);
+  }, 240_000);
+});
