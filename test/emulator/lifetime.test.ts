@@ -84,10 +84,12 @@ describe("process lifetime", () => {
   it("an emulator killed with SIGKILL takes every sandbox process with it", async () => {
     await ensureBuilt();
     const tag = `9${Date.now() % 1000000}`;
+    // A killed emulator cannot remove its temp data: the test gives it a data dir and removes that.
+    const dataDir = await mkdtemp(path.join(tmpdir(), "emu-killed-"));
     const script = `
       const { startLocalSandboxApi } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/emulator/index.js"))});
       const { Sandbox } = await import("@vercel/sandbox");
-      const api = await startLocalSandboxApi();
+      const api = await startLocalSandboxApi({ dataDir: ${JSON.stringify(dataDir)} });
       const sandbox = await Sandbox.create({ ...api.credentials, fetch: api.fetch });
       await sandbox.runCommand({ cmd: "sleep", args: ["${tag}"], detached: true });
       process.send("ready");`;
@@ -108,8 +110,9 @@ describe("process lifetime", () => {
       await until(() => holders.every((pid) => !alive(pid)), "the holders to end");
     } finally {
       child.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // ensureBuilt may rebuild the package first (about a minute on a loaded machine)
 
   it("a command printing 1 GiB keeps the emulator's memory within the replay bound, and logs say what was dropped", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
