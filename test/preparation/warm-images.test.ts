@@ -4,7 +4,7 @@
 // reruns only the update phase and refreshes the image, a failed detected install skips capture and the
 // worker still starts, a failed declared recipe fails the dispatch after releasing the sandbox, and the image
 // holds no identity, session state, history or secret.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
@@ -48,6 +48,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await h?.close();
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 async function provision(repo: Repo, op = operationId(), on = provider) {
