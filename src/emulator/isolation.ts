@@ -1,18 +1,23 @@
 // Per-session isolation with real kernel namespaces, so each sandbox looks like a Vercel VM at the same
-// absolute paths and sees nothing of the host. A session is one long-lived "holder" (PID 1 of its own
-// mount, PID and network namespaces) that builds the sandbox's root and then waits:
+// absolute paths and sees nothing of the host it is not given. A session is one long-lived "holder" (PID 1
+// of its own mount, PID, network, IPC and UTS namespaces) that builds the sandbox's root and
+// then waits:
 // - `/` is an overlay of the sandbox's own upper layer over the sandbox image (image.ts: a sanitised
-//   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…), never the host root;
-// - the runtime's system directories are read-only: /usr (the host's, with the image's `sudo` stacked
-//   over it), real /bin, /lib… directories bind-mounted read-only, the runtime's Node at
-//   /opt/vercel-sandbox-node (in the image, host-owned, so read-only too); /proc is the sandbox's own
-//   PID namespace; /dev is a minimal set (null, zero, full, random, urandom, tty, a private devpts, shm);
+//   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…, and a copy of the
+//   runtime's Node at /opt/vercel-sandbox-node, host-owned so read-only), never the host root;
+// - the host's system directories are visible read-only: /usr (all of it, /usr/local included, with the
+//   image's `sudo` stacked over it) and real /bin, /lib… directories (bind-mounted read-only; merged-/usr
+//   links stay links); /proc is the sandbox's own PID namespace; there is no /sys; /dev is a minimal set
+//   (null, zero, full, random, urandom, tty, a private devpts, shm, the namespace's own mqueue);
 //   /tmp is the sandbox's own (in its upper layer);
+// - System V IPC and POSIX message queues are the sandbox's own (IPC namespace), so is its hostname
+//   (`sandbox`, UTS namespace);
 // - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
-// Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to unused host
-// ids (image.ts), as `vercel-sandbox` (uid 1000, in `wheel`), or as sandbox root with `sudo: true` or
-// `sudo` inside; sandbox root is root in the sandbox only (it cannot mount, reach host devices, or
-// signal the holder). File endpoints run inside the sandbox as the default user (filesystem.ts), so
+// Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to a range of unused
+// host ids of the sandbox's own (id-ranges.ts: no two live sandboxes of one emulator share a host id;
+// the range is kept across stop/resume), as `vercel-sandbox` (uid 1000, in `wheel`), or as sandbox
+// root with `sudo: true` or `sudo` inside; sandbox root is root in the sandbox only (it cannot mount,
+// reach host devices, set the hostname, or signal the holder). File endpoints run inside the sandbox as the default user (filesystem.ts), so
 // symlinks resolve in the sandbox's root and permissions apply.
 // Lifetime: the holder is started through `setpriv --pdeathsig KILL` and `unshare --kill-child`, so if
 // the emulator process dies by any means (SIGKILL included) the holder dies, and with PID 1 every
@@ -38,9 +43,13 @@
 // every process entering the sandbox join it first (`inSandbox`), so a memory hog is OOM-killed inside
 // its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
 // nor writable v1 controllers, the emulator warns once at start and runs sandboxes without limits.
-// NOT isolated: the kernel (one shared kernel, no VM), disk space and I/O bandwidth, the host's /usr
-// contents (read-only; shown owned by `nobody`, as host ids are unmapped), and the public CA
-// certificates the sandbox is given.
+// NOT isolated: the kernel (one shared kernel, no VM: a kernel bug is a way out, and kernel-wide figures
+// such as /proc/meminfo, /proc/cpuinfo, uptime and load are the host's), the clock, disk space and I/O
+// bandwidth of the data dir's filesystem, the contents of the host's /usr, /bin, /lib… (readable, never
+// writable; shown owned by `nobody`, as host ids are unmapped), the few host /etc files the image copies
+// (image.ts ETC_FROM_HOST), the host's cgroup paths (/proc/self/cgroup; no cgroup namespace), and the
+// public CA certificates the sandbox is given. Id ranges are unique
+// within one emulator: two emulators on one host hand out the same ranges.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir } from "node:fs/promises";
