@@ -8,11 +8,19 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type CgroupLayout, CONTROLLERS, type Controller, chooseCgroupLayout, limitSettings } from "./cgroup-layout.js";
+import {
+  type CgroupLayout,
+  CONTROLLERS,
+  type Controller,
+  chooseCgroupLayout,
+  limitSettings,
+  type ReadText,
+} from "./cgroup-layout.js";
 
 /** The code of the one warning an emulator without limits emits (process.emitWarning). */
 export const NO_LIMITS_WARNING = "VERCEL_SANDBOX_EMULATOR_NO_LIMITS";
 
+const defaultWarn = (message: string) => process.emitWarning(message, { code: NO_LIMITS_WARNING });
 const PARENT_PREFIX = "vercel-sandbox-emulator-";
 /** How long a stopped session's group may stay busy (exiting processes) before its removal gives up. */
 const REMOVE_TIMEOUT_MS = 5_000;
@@ -45,8 +53,9 @@ export class SandboxCgroups {
   private readonly parentName = `${PARENT_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
   private readonly live = new Set<string>();
 
-  constructor(warn: (message: string) => void = (m) => process.emitWarning(m, { code: NO_LIMITS_WARNING })) {
-    let layout = chooseCgroupLayout(readText);
+  /** `read` and `warn` default to the real /proc and process.emitWarning (tests give a machine's texts). */
+  constructor({ read = readText, warn = defaultWarn }: { read?: ReadText; warn?: (message: string) => void } = {}) {
+    let layout = chooseCgroupLayout(read);
     if (layout.kind !== "none") {
       this.layout = layout;
       sweepStale(this.ownDirs());
@@ -87,7 +96,14 @@ export class SandboxCgroups {
   }
 
   private ensureParents(): void {
-    for (const dir of this.parentDirs()) mkdirSync(dir, { recursive: true });
+    // Not `recursive`: the own groups exist, and Node's recursive mkdir never returns under /proc.
+    for (const dir of this.parentDirs()) {
+      try {
+        mkdirSync(dir);
+      } catch (error) {
+        if (errorCode(error) !== "EEXIST") throw error;
+      }
+    }
     if (this.layout.kind === "v2") {
       writeFileSync(
         path.join(this.parentDirs()[0]!, "cgroup.subtree_control"),

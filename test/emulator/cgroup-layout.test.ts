@@ -2,7 +2,7 @@
 // process (/proc/self/cgroup, /proc/self/mountinfo, the own group's cgroup.subtree_control), for every
 // machine shape: v2 only, hybrid (v1 controllers beside an empty unified tree), and none.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -14,6 +14,7 @@ import {
   MEMORY_BYTES_PER_VCPU,
   SANDBOX_PIDS_MAX,
 } from "../../src/emulator/cgroup-layout.js";
+import { SandboxCgroups } from "../../src/emulator/cgroups.js";
 
 const run = promisify(execFile);
 
@@ -201,5 +202,53 @@ describe("joining a sandbox's groups", () => {
 
   it("without groups the command is run as is", () => {
     expect(joinCgroups([], "nsenter", ["-t", "1"])).toEqual(["nsenter", ["-t", "1"]]);
+  });
+});
+
+describe("an emulator's sandbox groups", () => {
+  it("without usable cgroups: warns once, at start, with the reason, and runs sandboxes unlimited", () => {
+    const warnings: string[] = [];
+    const cgroups = new SandboxCgroups({
+      read: files({ "/proc/self/cgroup": "0::/\n", "/proc/self/mountinfo": "" }),
+      warn: (m) => warnings.push(m),
+    });
+    expect(cgroups.create("sbx_a", 1)).toEqual([]);
+    expect(cgroups.create("sbx_b", 2)).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/WITHOUT CPU, memory or process limits \(no writable cgroup v2/);
+    expect(cgroups.enforced).toBe(false);
+  });
+
+  it("with hierarchies it cannot create a group in: warns once at start, naming where", () => {
+    const warnings: string[] = [];
+    const cgroups = new SandboxCgroups({
+      read: files({
+        "/proc/self/cgroup": "3:pids:/\n2:memory:/\n1:cpu:/\n",
+        "/proc/self/mountinfo": ["pids", "memory", "cpu"]
+          .map((c, i) => `${40 + i} 31 0:3${i} / /proc/no-such-${c} rw - cgroup cgroup rw,${c}`)
+          .join("\n"),
+      }),
+      warn: (m) => warnings.push(m),
+    });
+    expect(cgroups.create("sbx_a", 1)).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/cannot create a group under \/proc\/no-such-memory/);
+  });
+
+  it("on this machine (writable v1 controllers) limits are enforced and nothing is said", async () => {
+    const warnings: string[] = [];
+    const cgroups = new SandboxCgroups({ warn: (m) => warnings.push(m) });
+    expect(warnings).toEqual([]);
+    const procs = cgroups.create("sbx_spec", 1);
+    try {
+      expect(procs.length).toBeGreaterThan(0);
+      expect(procs.filter((p) => existsSync(p))).toEqual(procs);
+    } finally {
+      await cgroups.remove("sbx_spec");
+    }
+    // The session's group and the emulator's parent go with the last session.
+    const groups = procs.map((p) => path.dirname(p));
+    const parents = groups.map((g) => path.dirname(g));
+    expect([...groups, ...parents].filter((d) => existsSync(d))).toEqual([]);
   });
 });
