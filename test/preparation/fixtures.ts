@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ProvisionOptions } from "../../src/provider/types.js";
-import { type Artifact, artifactOf } from "../provider/fixtures/artifact.js";
-import type { Harness } from "../provider/fixtures/enrollment-harness.js";
+import { type Artifact, artifactOf, packFixture } from "../provider/fixtures/artifact.js";
+import { type Harness, startHarness } from "../provider/fixtures/enrollment-harness.js";
 import { removeAfterwards } from "../setup/remove-afterwards.js";
 
 const DIST = join(process.cwd(), "node_modules", "openclaw", "dist");
@@ -119,4 +119,14 @@ export function runtimePreparation(
       packageRelativePath: `worker-archives/${worker.sha256}.tgz`,
     },
   });
+}
+
+/** The enrollment harness with what a warm preparation also needs: a runtime, a worker archive, core's preparation. */
+export async function startWarmHarness() {
+  const h = await startHarness();
+  const runtime = packFixture("2026.9.2");
+  const worker = workerArchive();
+  h.gateway.serve(runtime);
+  h.gateway.serve(worker);
+  return { h, runtime, worker, core: await loadCorePreparation() };
 }

@@ -9,9 +9,9 @@ import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageStore } from "../../src/preparation/store.js";
 import { redact } from "../../src/provider/redact.js";
-import { type Artifact, packFixture } from "../provider/fixtures/artifact.js";
-import { type Harness, operationId, startHarness } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, loadCorePreparation, runtimePreparation, workerArchive } from "./fixtures.js";
+import type { Artifact } from "../provider/fixtures/artifact.js";
+import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, type loadCorePreparation, runtimePreparation, startWarmHarness } from "./fixtures.js";
 
 let h: Harness;
 let runtime: Artifact;
@@ -20,12 +20,7 @@ let core: Awaited<ReturnType<typeof loadCorePreparation>>;
 const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
 
 beforeAll(async () => {
-  h = await startHarness();
-  runtime = packFixture("2026.9.2");
-  worker = workerArchive();
-  h.gateway.serve(runtime);
-  h.gateway.serve(worker);
-  core = await loadCorePreparation();
+  ({ h, runtime, worker, core } = await startWarmHarness());
 }, 120_000);
 afterAll(async () => {
   await h?.close();

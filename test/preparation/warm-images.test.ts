@@ -12,9 +12,9 @@ import type { WorkerProfile } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
-import { type Artifact, packFixture } from "../provider/fixtures/artifact.js";
-import { type Harness, operationId, startHarness } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, loadCorePreparation, type Repo, runtimePreparation, workerArchive } from "./fixtures.js";
+import type { Artifact } from "../provider/fixtures/artifact.js";
+import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, type loadCorePreparation, type Repo, runtimePreparation, startWarmHarness } from "./fixtures.js";
 
 let h: Harness;
 let runtime: Artifact;
@@ -37,12 +37,7 @@ const RECIPE = JSON.stringify({
 });
 
 beforeAll(async () => {
-  h = await startHarness();
-  runtime = packFixture("2026.9.2");
-  worker = workerArchive();
-  h.gateway.serve(runtime);
-  h.gateway.serve(worker);
-  core = await loadCorePreparation();
+  ({ h, runtime, worker, core } = await startWarmHarness());
   provider = h.provider({ stateDir });
   profile = { ...h.profile };
 }, 120_000);

@@ -73,16 +73,22 @@ const createsSince = (from: number) =>
     .slice(from)
     .filter((r) => r.method === "POST" && CREATE.test(r.path));
 
+/** A lease enrolled by one gateway whose box then lost its runtime and node; `sent` counts its policies so far. */
+async function enrolledThenLost() {
+  const gateway = gatewayState();
+  const op = operationId();
+  const leaseId = await h.leaseOf(op);
+  const first = await gateway.provider().provision(h.profile, op, h.options(leaseId, { artifact }));
+  await loseRuntime(leaseId);
+  return { gateway, op, leaseId, first, sent: gateway.policies.length };
+}
+
 describe("replay of an enrolled lease whose runtime is gone", () => {
   it("reinstalls the runtime with the registry open, resumes the node on the same sandbox, and ends gateway-only", async () => {
-    const gateway = gatewayState();
-    const op = operationId();
-    const leaseId = await h.leaseOf(op);
-    const first = await gateway.provider().provision(h.profile, op, h.options(leaseId, { artifact }));
+    const { gateway, op, leaseId, first, sent } = await enrolledThenLost();
+    // The first install ran at the bootstrap stage.
     expect(await h.sh(leaseId, "cat $HOME/registry-probe.log")).toBe("admitted\n");
-    await loseRuntime(leaseId);
     const from = h.api.requests().length;
-    const sent = gateway.policies.length;
 
     // The restarted gateway replays the operation: the ledger says enrolled, so this is the enrolled-lease path.
     const restarted = gateway.provider();
@@ -115,12 +121,7 @@ describe("replay of an enrolled lease whose runtime is gone", () => {
   });
 
   it("a reinstall that fails narrows the egress again before the sandbox is released", async () => {
-    const gateway = gatewayState();
-    const op = operationId();
-    const leaseId = await h.leaseOf(op);
-    await gateway.provider().provision(h.profile, op, h.options(leaseId, { artifact }));
-    await loseRuntime(leaseId);
-    const sent = gateway.policies.length;
+    const { gateway, op, leaseId, sent } = await enrolledThenLost();
     h.gateway.misbehave({ status: 404 });
     try {
       const restarted = gateway.provider();
@@ -137,12 +138,7 @@ describe("replay of an enrolled lease whose runtime is gone", () => {
   });
 
   it("a gateway shutdown during the reinstall keeps the sandbox, at the enrolled stage", async () => {
-    const gateway = gatewayState();
-    const op = operationId();
-    const leaseId = await h.leaseOf(op);
-    await gateway.provider().provision(h.profile, op, h.options(leaseId, { artifact }));
-    await loseRuntime(leaseId);
-    const sent = gateway.policies.length;
+    const { gateway, op, leaseId, sent } = await enrolledThenLost();
     const downloads = h.gateway.requests.length;
     const shutdown = new AbortController();
     const restarted = gateway.provider();
