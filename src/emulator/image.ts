@@ -11,7 +11,7 @@
 // Sandboxes run in a user namespace (Vercel's user model): uid/gid N inside is `idBase + N` on the host,
 // where each sandbox has a range of its own (id-ranges.ts). The root skeleton and the usr layer are owned
 // by the ids of one range, which is why they appear owned by root (or vercel-sandbox) inside; they are a
-// few hundred KB, so each range in use gets its own. The Node copy is shared by all sandboxes and owned
+// under 1 MB, so each range in use gets its own. The Node copy is shared by all sandboxes and owned
 // by the host's root, so a sandbox can run it but never change it.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";

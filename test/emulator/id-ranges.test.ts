@@ -175,4 +175,19 @@ describe("id ranges", () => {
     await b.delete();
     await a.delete({ deleteOrphanSnapshots: true });
   });
+
+  it("a fork of a sandbox without a snapshot keeps its owners inside and runs as the fork's own host ids", async () => {
+    const source = await Sandbox.create(connect(emulator()));
+    expect((await sh(source, "echo mine > ~/mine.txt && sudo sh -c 'echo r > /etc/root-owned'")).code).toBe(0);
+    const fork = await Sandbox.fork({ ...connect(emulator()), sourceSandbox: source.name });
+    expect((await sh(fork, "stat -c '%U:%G %n' ~/mine.txt /etc/root-owned; echo x >> ~/mine.txt")).out).toBe(
+      "vercel-sandbox:vercel-sandbox /home/vercel-sandbox/mine.txt\nroot:root /etc/root-owned\n",
+    );
+    const pid = await sleeper(fork);
+    const file = statSync(`/proc/${pid}/root/home/vercel-sandbox/mine.txt`);
+    expect([file.uid, file.gid]).toEqual([hostIds(pid).uid, hostIds(pid).gid]);
+    expect(hostIds(pid).uid).not.toBe(hostIds(await sleeper(source)).uid);
+    await fork.delete();
+    await source.delete();
+  });
 });
