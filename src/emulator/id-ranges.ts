@@ -2,7 +2,9 @@
 // host ids of its own, so `vercel-sandbox` of one sandbox is never the host user of another's (no shared
 // RLIMIT_NPROC, no common owner of files or processes). A sandbox keeps its range for its whole life,
 // across stop and resume; the range is free again once the sandbox is deleted. Ranges are slots of
-// SANDBOX_ID_COUNT ids from SANDBOX_ID_BASE up, below the kernel's invalid id (2^32 - 1).
+// SANDBOX_ID_COUNT ids from SANDBOX_ID_BASE up, below the kernel's invalid id (2^32 - 1). Each emulator
+// starts its search at a random slot, so two emulators on one host rarely hand out the same range (they
+// do not coordinate: within one emulator ranges never collide, across emulators they only seldom do).
 
 /** Host uid/gid of sandbox uid/gid 0 in the first range. */
 export const SANDBOX_ID_BASE = 1_879_048_192;
@@ -24,11 +26,12 @@ export function idBaseOf(slot: number): number {
   return SANDBOX_ID_BASE + slot * SANDBOX_ID_COUNT;
 }
 
-/** The lowest range no id base in `used` holds. */
-export function freeIdBase(used: Iterable<number>): number {
+/** The first range from slot `start` on (wrapping around) that no id base in `used` holds. */
+export function freeIdBase(used: Iterable<number>, start = 0): number {
   const taken = new Set(used);
-  for (let slot = 0; slot < ID_SLOTS; slot++) {
-    if (!taken.has(idBaseOf(slot))) return idBaseOf(slot);
+  for (let i = 0; i < ID_SLOTS; i++) {
+    const base = idBaseOf((start + i) % ID_SLOTS);
+    if (!taken.has(base)) return base;
   }
   throw new IdRangesExhaustedError();
 }

@@ -1,10 +1,10 @@
 // In-memory state of the emulated service: sandboxes (durable identities), sessions (one boot
 // each, addressed by id), commands and snapshots, plus the id and cursor rules the SDK's
 // paginators rely on (`pagination.next` is an opaque cursor, `null` on the last page).
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomInt } from "node:crypto";
 import type { SessionEgress } from "./egress.js";
 import type { CommandProcess } from "./executor.js";
-import { freeIdBase } from "./id-ranges.js";
+import { freeIdBase, ID_SLOTS } from "./id-ranges.js";
 import type { Holder } from "./isolation.js";
 
 export type SessionStatus = "pending" | "running" | "stopping" | "stopped" | "failed" | "aborted" | "snapshotting";
@@ -132,9 +132,15 @@ export class Registry {
     }
   }
 
+  /** Where this emulator starts looking for a free id range (id-ranges.ts). */
+  private readonly idSlotStart = randomInt(ID_SLOTS);
+
   /** An id range no registered sandbox holds; it is the new sandbox's once it is registered. */
   freeIdBase(): number {
-    return freeIdBase([...this.sandboxes.values()].map((s) => s.idBase));
+    return freeIdBase(
+      [...this.sandboxes.values()].map((s) => s.idBase),
+      this.idSlotStart,
+    );
   }
 
   /** A snapshot that still exists: deleted and expired ones count as gone (they still list, see snapshots.ts). */

@@ -6,7 +6,15 @@ import { chmod, lchown, link, lstat, mkdir, mkdtemp, rm, symlink, writeFile } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { freeIdBase, idBaseOf, SANDBOX_ID_BASE, SANDBOX_ID_COUNT, shiftId } from "../../src/emulator/id-ranges.js";
+import {
+  freeIdBase,
+  ID_SLOTS,
+  IdRangesExhaustedError,
+  idBaseOf,
+  SANDBOX_ID_BASE,
+  SANDBOX_ID_COUNT,
+  shiftId,
+} from "../../src/emulator/id-ranges.js";
 import { shiftOwners } from "../../src/emulator/owner-shift.js";
 import { connect, SDKS, useEmulator } from "./harness.js";
 
@@ -46,11 +54,17 @@ function hostIds(pid: number): { uid: number; gid: number } {
 }
 
 describe("id ranges", () => {
-  it("are slots of 65536 ids above SANDBOX_ID_BASE; the lowest free one is handed out", () => {
+  it("are slots of 65536 ids above SANDBOX_ID_BASE; the first free one from the emulator's start is handed out", () => {
     expect(idBaseOf(0)).toBe(SANDBOX_ID_BASE);
     expect(idBaseOf(3)).toBe(SANDBOX_ID_BASE + 3 * SANDBOX_ID_COUNT);
     expect(freeIdBase([])).toBe(idBaseOf(0));
     expect(freeIdBase([idBaseOf(0), idBaseOf(2)])).toBe(idBaseOf(1));
+    expect(freeIdBase([idBaseOf(7)], 7)).toBe(idBaseOf(8));
+    expect(freeIdBase([idBaseOf(ID_SLOTS - 1)], ID_SLOTS - 1)).toBe(idBaseOf(0));
+    expect(idBaseOf(ID_SLOTS - 1) + SANDBOX_ID_COUNT - 1).toBeLessThanOrEqual(0xffff_fffe);
+    expect(() => freeIdBase(Array.from({ length: ID_SLOTS }, (_, slot) => idBaseOf(slot)))).toThrow(
+      IdRangesExhaustedError,
+    );
     expect(shiftId(idBaseOf(1) + 1000, idBaseOf(1), idBaseOf(4))).toBe(idBaseOf(4) + 1000);
     expect(shiftId(0, idBaseOf(1), idBaseOf(4))).toBe(0);
     expect(shiftId(idBaseOf(2), idBaseOf(1), idBaseOf(4))).toBe(idBaseOf(2));
