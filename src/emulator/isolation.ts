@@ -48,8 +48,8 @@
 // bandwidth of the data dir's filesystem, the contents of the host's /usr, /bin, /lib… (readable, never
 // writable; shown owned by `nobody`, as host ids are unmapped), the few host /etc files the image copies
 // (image.ts ETC_FROM_HOST), the host's cgroup paths (/proc/self/cgroup; no cgroup namespace), and the
-// public CA certificates the sandbox is given. Id ranges are unique
-// within one emulator: two emulators on one host hand out the same ranges.
+// public CA certificates the sandbox is given. Id ranges are unique within one emulator only: two
+// emulators on one host may (seldom) hand out the same range.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir } from "node:fs/promises";
@@ -169,7 +169,9 @@ echo "0 $BASE $COUNT" > /proc/$C/gid_map
 exec 9< /proc/$C/ns/user
 kill -9 $C; wait $C 2>/dev/null || true
 echo ready
-exec /bin/sleep infinity
+# PID 1 stays this shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each
+# would stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
+while :; do /bin/sleep infinity || :; done
 `;
 
 export interface Holder {
