@@ -4,10 +4,12 @@
 // joins it before it builds the sandbox, and every process that enters the sandbox joins it before it
 // execs nsenter (isolation.ts `inSandbox`), so the kernel enforces the limits inside that sandbox only.
 // Where the machine offers no usable cgroups the emulator warns once, at start, and runs without limits.
-// The groups are removed when their session stops, and the parent with the last of them.
+// The groups are removed when their session stops, and the parent with the last of them; a cleaner
+// (cgroup-cleaner.ts) removes them if the emulator is killed first.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { CgroupCleaner } from "./cgroup-cleaner.js";
 import {
   type CgroupLayout,
   CONTROLLERS,
@@ -33,6 +35,8 @@ const readText = (file: string) => {
   }
 };
 
+const newParentName = () => `${PARENT_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
+
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
 }
@@ -49,9 +53,14 @@ function removeDir(dir: string): boolean {
 
 export class SandboxCgroups {
   private readonly layout: CgroupLayout;
-  /** This emulator's parent group: pid for a reader, random for two emulators in one process. */
-  private readonly parentName = `${PARENT_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`;
-  private readonly live = new Set<string>();
+  /**
+   * This emulator's parent group: pid for a reader, random for two emulators in one process, and new
+   * each time it is made again, so an earlier parent's cleaner never touches the current one's groups.
+   */
+  private parentName = newParentName();
+  /** The groups of each live session, by session id. */
+  private readonly live = new Map<string, string[]>();
+  private cleaner?: CgroupCleaner;
 
   /** `read` and `warn` default to the real /proc and process.emitWarning (tests give a machine's texts). */
   constructor({ read = readText, warn = defaultWarn }: { read?: ReadText; warn?: (message: string) => void } = {}) {
@@ -61,7 +70,7 @@ export class SandboxCgroups {
       sweepStale(this.ownDirs());
       try {
         // Proves the hierarchy writable now, so the warning comes at start, not at the first boot.
-        this.ensureParents();
+        this.makeParents();
         this.removeParents();
       } catch (error) {
         layout = {
@@ -95,7 +104,8 @@ export class SandboxCgroups {
     return this.ownDirs().map((d) => path.join(d, this.parentName));
   }
 
-  private ensureParents(): void {
+  private makeParents(): void {
+    this.parentName = newParentName();
     // Not `recursive`: the own groups exist, and Node's recursive mkdir never returns under /proc.
     for (const dir of this.parentDirs()) {
       try {
@@ -116,6 +126,11 @@ export class SandboxCgroups {
     for (const dir of this.parentDirs()) removeDir(dir);
   }
 
+  /** The parents' cleaner, started with the first group in them. */
+  private watch(): void {
+    this.cleaner ??= new CgroupCleaner(this.parentDirs());
+  }
+
   /** The session's group in each hierarchy, keyed by the controller it limits. */
   private sessionDirs(id: string): Array<[Controller | "all", string]> {
     const { layout } = this;
@@ -131,19 +146,17 @@ export class SandboxCgroups {
   create(id: string, vcpus: number): string[] {
     const { layout } = this;
     if (layout.kind === "none") return [];
+    // The parent is made with the first session (and again after the last one's removal took it).
+    if (this.live.size === 0) this.makeParents();
+    this.watch();
     const dirs = this.sessionDirs(id);
-    this.live.add(id);
+    this.live.set(
+      id,
+      dirs.map(([, dir]) => dir),
+    );
+    // On failure the groups made so far go at once; the caller's remove(id) then forgets the session.
     try {
-      for (const [, dir] of dirs) {
-        try {
-          mkdirSync(dir);
-        } catch (error) {
-          // The parent is made with the first session (and again after the last one's removal took it).
-          if (errorCode(error) !== "ENOENT") throw error;
-          this.ensureParents();
-          mkdirSync(dir);
-        }
-      }
+      for (const [, dir] of dirs) mkdirSync(dir);
       for (const setting of limitSettings(layout.kind, vcpus)) {
         const dir = dirs.find(([c]) => c === "all" || c === setting.controller)![1];
         const file = path.join(dir, setting.file);
@@ -152,7 +165,6 @@ export class SandboxCgroups {
       }
     } catch (error) {
       for (const [, dir] of dirs) removeDir(dir);
-      this.forget(id);
       throw error;
     }
     return dirs.map(([, dir]) => path.join(dir, "cgroup.procs"));
@@ -160,8 +172,8 @@ export class SandboxCgroups {
 
   /** Removes the session's group once its processes are gone (ends stragglers); the parent goes with the last. */
   async remove(id: string): Promise<void> {
-    if (!this.live.has(id)) return;
-    const dirs = this.sessionDirs(id).map(([, dir]) => dir);
+    const dirs = this.live.get(id);
+    if (!dirs) return;
     const deadline = Date.now() + REMOVE_TIMEOUT_MS;
     for (let attempt = 0; ; attempt++) {
       const left = dirs.filter((dir) => !removeDir(dir));
@@ -175,12 +187,16 @@ export class SandboxCgroups {
       if (attempt >= 5) for (const dir of left) killMembers(dir);
       await new Promise((r) => setTimeout(r, 50));
     }
-    this.forget(id);
+    await this.forget(id);
   }
 
-  private forget(id: string): void {
+  private async forget(id: string): Promise<void> {
     this.live.delete(id);
-    if (this.live.size === 0) this.removeParents();
+    if (this.live.size > 0) return;
+    this.removeParents();
+    const cleaner = this.cleaner;
+    this.cleaner = undefined;
+    await cleaner?.finish();
   }
 }
 

@@ -1,12 +1,17 @@
 // One sandbox must not starve the gateway that hosts the emulator (issue 19): a sandbox gets its
 // `vcpus` worth of memory (2 GB each, as on Vercel) and a bounded number of processes, enforced by the
 // kernel inside that sandbox only, while the API and the other sandboxes keep answering.
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import * as sdk from "@vercel/sandbox";
 import { describe, expect, it } from "vitest";
 import { parseCgroupMounts, parseProcCgroup, SANDBOX_PIDS_MAX } from "../../src/emulator/cgroup-layout.js";
 import { startLocalSandboxApi } from "../../src/emulator/index.js";
+import { REPO_ROOT } from "../gateway/openclaw.js";
+import { ensureBuilt } from "../setup/build.js";
 import { connect, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();
@@ -107,6 +112,17 @@ describe("resource limits per sandbox", () => {
     await Promise.all([bombBox.delete(), bystander.delete()]);
   }, 120_000);
 
+  it("orphaned processes are reaped as they exit, so they never use up the sandbox's process limit", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+    // The shell exits at once: its five children are orphans of the sandbox's PID 1 when they end.
+    await sandbox.runCommand("sh", ["-c", "for i in 1 2 3 4 5; do sleep 0.2 >/dev/null 2>&1 & done"]);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const zombies = await sandbox.runCommand("sh", ["-c", "grep -l '^State:.*Z' /proc/[0-9]*/status | wc -l"]);
+    expect((await zombies.stdout()).trim()).toBe("0");
+    await sandbox.delete();
+  });
+
   it("each session's group holds its holder, commands and file reads; a stop removes it and close removes every group", async () => {
     const api = await startLocalSandboxApi();
     try {
@@ -135,4 +151,37 @@ describe("resource limits per sandbox", () => {
       await api.close();
     }
   }, 120_000);
+
+  it("an emulator killed with SIGKILL leaves no cgroup behind", async () => {
+    await ensureBuilt();
+    // A killed emulator cannot remove its temp data: the test gives it a data dir and removes that.
+    const dataDir = await mkdtemp(path.join(tmpdir(), "emu-killed-"));
+    const script = `
+      const { startLocalSandboxApi } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/emulator/index.js"))});
+      const { Sandbox } = await import("@vercel/sandbox");
+      const api = await startLocalSandboxApi({ dataDir: ${JSON.stringify(dataDir)} });
+      const sandbox = await Sandbox.create({ ...api.credentials, fetch: api.fetch, resources: { vcpus: 1 } });
+      await sandbox.runCommand({ cmd: "sleep", args: ["600"], detached: true });
+      process.send(await (await sandbox.runCommand("cat", ["/proc/self/cgroup"])).stdout());`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    try {
+      const cgroupText = await new Promise<string>((resolve, reject) => {
+        child.once("message", (m) => resolve(String(m)));
+        child.once("exit", (code) => reject(new Error(`the emulator process exited early (${code})`)));
+      });
+      const groups = hostGroups(cgroupText);
+      const all = [...groups, ...new Set(groups.map((g) => path.dirname(g)))];
+      expect(groups.length).toBeGreaterThan(0);
+      expect(all.filter((d) => existsSync(d))).toEqual(all);
+      child.kill("SIGKILL");
+      for (let i = 0; i < 200 && all.some((d) => existsSync(d)); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(all.filter((d) => existsSync(d))).toEqual([]);
+    } finally {
+      child.kill("SIGKILL");
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 300_000); // ensureBuilt may rebuild the package first (about a minute on a loaded machine)
 });

@@ -1,0 +1,50 @@
+// Removes an emulator's cgroups even when the emulator is killed (SIGKILL included) and cannot: a small
+// detached shell waits for end-of-file on a pipe only the emulator holds, which comes when the emulator
+// ends or closes it, then removes the given parent groups and any session group left in them once their
+// processes are gone (a killed emulator's sandboxes die with it: isolation.ts). Without it, a killed
+// emulator would leave empty groups inside its own cgroup, which then could not be removed by whoever
+// made that cgroup.
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
+
+/** How long the cleaner keeps trying (its processes take a moment to exit), in 100 ms rounds. */
+const ROUNDS = 100;
+
+const SCRIPT = `read _ || :
+i=0
+while [ $i -lt ${ROUNDS} ]; do
+  left=0
+  for p in "$@"; do
+    [ -d "$p" ] || continue
+    for g in "$p"/*/; do [ -d "$g" ] && rmdir "$g" 2>/dev/null; done
+    rmdir "$p" 2>/dev/null || left=1
+  done
+  [ $left = 0 ] && exit 0
+  i=$((i+1)); sleep 0.1
+done`;
+
+export class CgroupCleaner {
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<void>;
+
+  /** Starts watching; `parents` are removed after the emulator ends or calls `finish`. */
+  constructor(parents: string[]) {
+    // Detached and unreferenced: a signal to the emulator's process group, or the emulator's exit, leaves it
+    // running long enough to clean up; it never keeps the emulator's event loop alive.
+    this.child = spawn("/bin/sh", ["-c", SCRIPT, "sandbox-cgroup-cleaner", ...parents], {
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    });
+    this.exited = new Promise((resolve) => this.child.once("close", () => resolve()));
+    this.child.once("error", () => {});
+    this.child.stdin!.on("error", () => {});
+    this.child.unref();
+    (this.child.stdin as Socket).unref();
+  }
+
+  /** The emulator is done with these parents (removed or not): the cleaner makes sure, then ends. */
+  finish(): Promise<void> {
+    this.child.stdin!.end();
+    return this.exited;
+  }
+}
