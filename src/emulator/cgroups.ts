@@ -94,9 +94,9 @@ export class SandboxCgroups {
 
   /** The emulator's own group in each hierarchy the limits use. */
   private ownDirs(): string[] {
-    if (this.layout.kind === "v2") return [this.layout.dir];
-    if (this.layout.kind === "v1")
-      return CONTROLLERS.map((c) => (this.layout as { dirs: Record<Controller, string> }).dirs[c]);
+    const { layout } = this;
+    if (layout.kind === "v2") return [layout.dir];
+    if (layout.kind === "v1") return CONTROLLERS.map((c) => layout.dirs[c]);
     return [];
   }
 
