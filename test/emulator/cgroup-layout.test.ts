@@ -26,6 +26,13 @@ const SYSTEMD_V2_MOUNTS = `22 28 0:21 / /sys rw,nosuid,nodev,noexec,relatime sha
 28 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
 `;
 const OWN_V2 = "/user.slice/user-1000.slice/user@1000.service/app.slice/gateway.service";
+/** A systemd machine (v2 only) whose gateway service's group delegates `subtreeControl` to its children. */
+const systemdV2 = (subtreeControl: string) =>
+  files({
+    "/proc/self/cgroup": `0::${OWN_V2}\n`,
+    "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS,
+    [`/sys/fs/cgroup${OWN_V2}/cgroup.subtree_control`]: subtreeControl,
+  });
 
 // This machine's shape: v1 controllers, each its own hierarchy, and a unified tree without them.
 const HYBRID_CGROUP = `9:name=systemd:/
@@ -48,24 +55,12 @@ const HYBRID_MOUNTS = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,
 
 describe("choosing the cgroup layout", () => {
   it("v2 only: the emulator's own group, when it delegates memory, pids and cpu to its children", () => {
-    const layout = chooseCgroupLayout(
-      files({
-        "/proc/self/cgroup": `0::${OWN_V2}\n`,
-        "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS,
-        [`/sys/fs/cgroup${OWN_V2}/cgroup.subtree_control`]: "cpu io memory pids\n",
-      }),
-    );
+    const layout = chooseCgroupLayout(systemdV2("cpu io memory pids\n"));
     expect(layout).toEqual({ kind: "v2", dir: `/sys/fs/cgroup${OWN_V2}` });
   });
 
   it("v2 only without delegation: no limits, naming the controllers the group does not delegate", () => {
-    const layout = chooseCgroupLayout(
-      files({
-        "/proc/self/cgroup": `0::${OWN_V2}\n`,
-        "/proc/self/mountinfo": SYSTEMD_V2_MOUNTS,
-        [`/sys/fs/cgroup${OWN_V2}/cgroup.subtree_control`]: "memory\n",
-      }),
-    );
+    const layout = chooseCgroupLayout(systemdV2("memory\n"));
     expect(layout.kind).toBe("none");
     expect(layout.kind === "none" && layout.reason).toMatch(/does not delegate pids, cpu .*gateway\.service/);
     expect(layout.kind === "none" && layout.reason).toMatch(/no writable cgroup v1 hierarchy for memory, pids, cpu/);
