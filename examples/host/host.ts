@@ -1,46 +1,71 @@
 // A reference host for sleep and wake, shaped like a Vercel Function (a Fetch API handler), in front of VM1 (the
 // sandbox that runs the OpenClaw gateway with this plugin's `suspend` block):
 //   POST /notify   the resident's signed notification → suspend the gateway → sleep VM1
-//   POST /message  an incoming message → wake VM1 (fresh gateway process, fresh idle clock)
+//   POST /message  an incoming message (Bearer messageSecret) → wake VM1 if it sleeps → hand the message over
 // Everything it needs comes from `openclaw-vercel-sandbox/host` (imported here from the source, so the repo's
 // type-check runs before any build; in your project: `from "openclaw-vercel-sandbox/host"`). Secrets come from
-// the host's own environment.
+// the host's own environment. Bodies are bounded before they are read (guards.ts).
 import {
   GatewayClient,
   MemoryNonceStore,
   type NonceStore,
+  NonceStoreFullError,
   sleepVm,
   type VmConnection,
   verifyNotification,
+  vmStatus,
   wakeVm,
 } from "../../src/host/index.js";
+import { BodyTooLargeError, bearerMatches, DEFAULT_MAX_BODY_BYTES, readBounded } from "./guards.js";
 
 export interface HostConfig {
   gatewayUrl: string;
   gatewayToken: string;
   notifySecret: string;
+  /**
+   * The secret a message must carry (`Authorization: Bearer <secret>`). Without one `/message` is open to anyone
+   * who reaches the host: serve() then binds to loopback only, and a deployed function must set it.
+   */
+  messageSecret?: string;
   connection: VmConnection;
   vmName: string;
   /** How the gateway is started in a woken VM1. */
   start: { cmd: string; args?: string[]; env?: Record<string, string> };
   /** Readiness of the woken gateway (e.g. GET /readyz on its port). */
   ready: () => Promise<boolean>;
+  /** Hands a message to the running gateway; without it the host answers once VM1 is awake. */
+  deliver?: (message: Buffer, awake: Awake) => Promise<Response>;
   /** Shared across instances in production (e.g. Redis SET NX); in memory is enough for one instance. */
   nonces?: NonceStore;
   suspendDeadlineMs?: number;
+  /** Bound on a request body; bigger ones are answered 413 (default 64 KiB). */
+  maxBodyBytes?: number;
   /** Keeps the function alive for work after the response (Vercel: `waitUntil` from @vercel/functions). */
   waitUntil?: (work: Promise<unknown>) => void;
   /** Called with the outcome of each sleep attempt (logs, tests). */
   onSlept?: (outcome: unknown) => void;
+  /** Where the host's own log lines go (default: stderr). Never given a secret. */
+  log?: (line: string) => void;
 }
 
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+/** Whether this message had to wake VM1, and how long that took. */
+export interface Awake {
+  woke: boolean;
+  ms: number;
+  instanceId?: string;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
 export function createHost(config: HostConfig) {
+  if (config.messageSecret === "") throw new Error("messageSecret is empty: set a real secret, or leave it unset");
   const nonces = config.nonces ?? new MemoryNonceStore();
   const gateway = new GatewayClient({ baseUrl: config.gatewayUrl, token: config.gatewayToken, timeoutMs: 15_000 });
+  const maxBodyBytes = config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   let lifecycle: Promise<unknown> = Promise.resolve(); // one sleep or wake at a time per instance
+  let waking: Promise<Awake> | undefined; // messages that arrive while VM1 wakes share that wake
 
   const sleptInstances = new Set<string>();
 
@@ -58,8 +83,16 @@ export function createHost(config: HostConfig) {
 
   // Acknowledged at once (the resident's request has a short timeout); the sleep runs after the response.
   async function onNotify(request: Request): Promise<Response> {
-    const body = await request.text();
-    const verified = await verifyNotification({ secret: config.notifySecret, headers: request.headers, body, nonces });
+    const body = (await readBounded(request.body, request.headers.get("content-length"), maxBodyBytes)).toString();
+    let verified: Awaited<ReturnType<typeof verifyNotification>>;
+    try {
+      verified = await verifyNotification({ secret: config.notifySecret, headers: request.headers, body, nonces });
+    } catch (error) {
+      if (!(error instanceof NonceStoreFullError)) throw error;
+      // Fail closed: the resident retries 5xx and notifies again while sleep stays due.
+      log(`reference host: ${error.message}`);
+      return json(503, { error: error.name }, { "retry-after": String(Math.ceil(error.retryAfterMs / 1000)) });
+    }
     if (!verified.ok) return json(401, { error: verified.reason });
     const { instanceId } = verified.notification;
     const work = serially(() => sleep(instanceId)).then(
@@ -70,7 +103,9 @@ export function createHost(config: HostConfig) {
     return json(202, { accepted: true });
   }
 
-  async function onMessage(): Promise<Response> {
+  /** Wakes VM1 unless it runs (checked after any sleep in progress); a running VM1 is left as it is. */
+  async function wakeIfAsleep(): Promise<Awake> {
+    if ((await vmStatus(config.connection, config.vmName)) === "running") return { woke: false, ms: 0 };
     const woke = await wakeVm({
       connection: config.connection,
       name: config.vmName,
@@ -82,7 +117,26 @@ export function createHost(config: HostConfig) {
     sleptInstances.clear();
     const status = await gateway.status();
     if (status.suspension.phase !== "running") await gateway.resume(status.suspension.suspensionId);
-    return json(200, { woke: true, ms: woke.ms, instanceId: status.instanceId });
+    return { woke: true, ms: woke.ms, instanceId: status.instanceId };
+  }
+
+  function awake(): Promise<Awake> {
+    waking ??= serially(wakeIfAsleep).finally(() => {
+      waking = undefined;
+    });
+    return waking;
+  }
+
+  async function onMessage(request: Request): Promise<Response> {
+    if (
+      config.messageSecret !== undefined &&
+      !bearerMatches(request.headers.get("authorization"), config.messageSecret)
+    ) {
+      return json(401, { error: "unauthorized" }, { "www-authenticate": "Bearer" });
+    }
+    const message = await readBounded(request.body, request.headers.get("content-length"), maxBodyBytes);
+    const state = await awake();
+    return config.deliver ? config.deliver(message, state) : json(200, state);
   }
 
   function serially<T>(run: () => Promise<T>): Promise<T> {
@@ -92,14 +146,16 @@ export function createHost(config: HostConfig) {
   }
 
   return {
+    authenticatesMessages: config.messageSecret !== undefined,
     async fetch(request: Request): Promise<Response> {
       const { pathname } = new URL(request.url);
       if (request.method !== "POST") return json(405, { error: "use POST" });
       try {
         if (pathname === "/notify") return await onNotify(request);
-        if (pathname === "/message") return await serially(onMessage);
+        if (pathname === "/message") return await onMessage(request);
         return json(404, { error: "not found" });
       } catch (error) {
+        if (error instanceof BodyTooLargeError) return json(413, { error: "body too large", limitBytes: maxBodyBytes });
         return json(500, { error: (error as Error).name });
       }
     },

@@ -28,6 +28,7 @@ export {
   type SleepResult,
   sleepVm,
   type VmConnection,
+  vmStatus,
   type WakeOptions,
   wakeVm,
 } from "./vm.js";

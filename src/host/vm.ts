@@ -35,6 +35,11 @@ export async function listCheckpoints(connection: VmConnection, name: string) {
   return listed.map((s) => ({ id: s.id, status: s.status, createdAt: s.createdAt }));
 }
 
+/** VM1's status as the API reports it: "running" means awake; anything else needs a wake before use. */
+export async function vmStatus(connection: VmConnection, name: string): Promise<string> {
+  return (await Sandbox.get({ ...connection, name })).status;
+}
+
 /** Snapshots (stops) VM1 and keeps only its newest `keep` checkpoints (default 2). */
 export async function sleepVm(options: {
   connection: VmConnection;

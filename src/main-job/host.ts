@@ -4,6 +4,7 @@
 // message to the gateway: it places the conversation's session on the `vercel-sandbox` profile once (as the
 // Control UI does before a first cloud turn), then sends the message through the gateway's OpenAI-compatible
 // endpoint on VM1's exposed port and returns the reply.
+import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
@@ -41,6 +42,8 @@ export class JobHost {
   private inFlight = 0;
   /** A sleep the reference host accepted and has not finished: a message waits for it, then wakes VM1. */
   private sleeping: Promise<void> = Promise.resolve();
+  /** Authenticates this job's own calls to /message (the host binds beyond loopback, so it requires one). */
+  private readonly messageSecret = randomBytes(24).toString("hex");
 
   constructor(private readonly options: HostOptions) {}
 
@@ -54,6 +57,7 @@ export class JobHost {
       gatewayUrl: options.publicOrigin,
       gatewayToken: options.secrets.gatewayToken,
       notifySecret: options.secrets.notifySecret,
+      messageSecret: this.messageSecret,
       connection: options.connection,
       vmName: options.vmName,
       start: gatewayStart(options.port, options.secrets),
@@ -64,7 +68,11 @@ export class JobHost {
         this.sleeping = work.then(() => undefined);
       },
     });
-    this.server = await serve({ fetch: (request) => this.handle(host, request) }, 0, options.address);
+    this.server = await serve(
+      { fetch: (request) => this.handle(host, request), authenticatesMessages: host.authenticatesMessages },
+      0,
+      options.address,
+    );
     this.url = `http://${options.address}:${(this.server.address() as AddressInfo).port}`;
   }
 
@@ -101,7 +109,11 @@ export class JobHost {
       const since = (mark: number) => Math.round(performance.now() - mark);
       const woke = (await this.vm1()).status !== "running";
       if (woke) {
-        const response = await fetch(`${this.url}/message`, { method: "POST", body: "{}" });
+        const response = await fetch(`${this.url}/message`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${this.messageSecret}` },
+          body: "{}",
+        });
         if (!response.ok) throw new Error(`the host could not wake VM1: ${response.status} ${await response.text()}`);
       }
       const wakeMs = woke ? since(started) : 0;
