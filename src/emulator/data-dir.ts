@@ -15,6 +15,8 @@ export interface OwnedTempDir {
   readonly path: string;
   /** Removes the dir (idempotent); the exit and signal hooks stop covering it. */
   remove(): Promise<void>;
+  /** Leaves the dir in place (a post-mortem): the hooks stop covering it, a later owner's sweep removes it. */
+  keep(): void;
 }
 
 const SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
@@ -41,6 +43,7 @@ export async function createOwnedTempDir(prefix: string, parent = tmpdir()): Pro
       removing ??= rm(dir, { recursive: true, force: true, maxRetries: 3 }).finally(() => forget(dir));
       return removing;
     },
+    keep: () => forget(dir),
   };
 }
 

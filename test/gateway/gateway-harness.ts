@@ -59,10 +59,16 @@ export class GatewayHarness implements cli.CommandRunner {
   static async create(): Promise<GatewayHarness> {
     assertOpenClawRunnable();
     const layout = await createRunLayout();
-    const token = randomBytes(24).toString("hex");
-    const harness = new GatewayHarness(layout, await freePort(), token);
-    await writeConfig(layout.configPath, initialConfig(harness.port, token, layout.openclawLogPath));
-    return harness;
+    try {
+      const token = randomBytes(24).toString("hex");
+      const harness = new GatewayHarness(layout, await freePort(), token);
+      await writeConfig(layout.configPath, initialConfig(harness.port, token, layout.openclawLogPath));
+      return harness;
+    } catch (error) {
+      // No harness to dispose of yet: the run dir is removed here.
+      await removeRunDir(layout.runDir);
+      throw error;
+    }
   }
 
   /** Replaces every secret this harness knows about. Use on any text that leaves the harness. */
@@ -191,9 +197,12 @@ export class GatewayHarness implements cli.CommandRunner {
     try {
       await this.stopGateway();
     } finally {
-      await this.#processes.terminateAll();
-      await removeLockCoordinators(this.stateDir);
-      await removeRunDir(this.runDir);
+      try {
+        await this.#processes.terminateAll();
+        await removeLockCoordinators(this.stateDir);
+      } finally {
+        await removeRunDir(this.runDir);
+      }
     }
   }
 

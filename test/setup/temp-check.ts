@@ -12,6 +12,8 @@ import { createOwnedTempDir } from "../../src/emulator/data-dir.js";
 import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
 
 const RUN_PREFIX = "vsb-vitest-";
+/** The gateway harness's run dirs (test/gateway/isolation.ts). */
+const KEPT_PREFIX = "ocgw-test-";
 
 export class TempLeftoversError extends Error {
   constructor(readonly entries: string[]) {
@@ -34,10 +36,17 @@ export default async function setup(): Promise<() => Promise<void>> {
   return async () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    const inRun = await readdir(run.path);
+    // OPENCLAW_GATEWAY_TEST_KEEP=1 keeps the gateway harness's run dirs for a post-mortem: they, and this dir, stay.
+    const keep = process.env.OPENCLAW_GATEWAY_TEST_KEEP === "1";
+    const inRun = (await readdir(run.path)).filter((name) => !(keep && name.startsWith(KEPT_PREFIX)));
     // Other runs' own dirs come and go while this one runs: each checks its own.
     const inSystem = newEntriesOfOurs(before, await readdir(systemTmp)).filter((name) => !name.startsWith(RUN_PREFIX));
-    await run.remove();
+    if (keep) {
+      run.keep();
+      process.stderr.write(`[temp check] kept ${run.path} until the next run (OPENCLAW_GATEWAY_TEST_KEEP=1)\n`);
+    } else {
+      await run.remove();
+    }
     const others = inRun.filter((name) => !isOurs(name));
     if (others.length > 0) {
       process.stderr.write(`[temp check] removed third-party temp entries of this run: ${others.join(", ")}\n`);

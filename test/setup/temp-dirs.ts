@@ -34,6 +34,7 @@ export const OUR_TEMP_PREFIXES = [
   "reliability-state-",
   "replay-state-",
   "vsb-cli-gc-",
+  "vsb-front-",
   "vsb-matrix-",
   "vsb-races-",
   "vsb-reinstall-",
