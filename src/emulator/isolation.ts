@@ -1,6 +1,6 @@
 // Per-session isolation with real kernel namespaces, so each sandbox looks like a Vercel VM at the same
 // absolute paths and sees nothing of the host it is not given. A session is one long-lived "holder" (PID 1
-// of its own mount, PID, network, IPC and UTS namespaces) that builds the sandbox's root and
+// of its own mount, PID, network, IPC, UTS and cgroup namespaces) that builds the sandbox's root and
 // then waits:
 // - `/` is an overlay of the sandbox's own upper layer over the sandbox image (image.ts: a sanitised
 //   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…, and a copy of the
@@ -12,6 +12,9 @@
 //   /tmp is the sandbox's own (in its upper layer);
 // - System V IPC and POSIX message queues are the sandbox's own (IPC namespace), so is its hostname
 //   (`sandbox`, UTS namespace);
+// - its cgroups show as `/` (cgroup namespace): the holder joins the session's groups before `unshare`
+//   makes the namespace, so its root is the session's group, and no host group name (the machine's,
+//   the emulator's pid) shows in /proc/<pid>/cgroup; commands join the same groups, then enter it;
 // - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
 // Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to a range of unused
 // host ids of the sandbox's own (id-ranges.ts: no two live sandboxes of one emulator share a host id;
@@ -47,9 +50,8 @@
 // such as /proc/meminfo, /proc/cpuinfo, uptime and load are the host's), the clock, disk space and I/O
 // bandwidth of the data dir's filesystem, the contents of the host's /usr, /bin, /lib… (readable, never
 // writable; shown owned by `nobody`, as host ids are unmapped), the few host /etc files the image copies
-// (image.ts ETC_FROM_HOST), the host's cgroup paths (/proc/self/cgroup; no cgroup namespace), and the
-// public CA certificates the sandbox is given. Id ranges are unique within one emulator only: two
-// emulators on one host may (seldom) hand out the same range.
+// (image.ts ETC_FROM_HOST), and the public CA certificates the sandbox is given. Id ranges are unique
+// within one emulator only: two emulators on one host may (seldom) hand out the same range.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir } from "node:fs/promises";
@@ -192,10 +194,13 @@ export const AS_DEFAULT_USER = [
   "--",
 ];
 
-/** The `nsenter` arguments that put a process inside the sandbox, as sandbox root (drop ids after). */
+/**
+ * The `nsenter` arguments that put a process inside the sandbox, as sandbox root (drop ids after). `-C`
+ * only changes the cgroup view: the process has joined the session's groups already (`inSandbox`).
+ */
 export function enterSandbox(holder: Holder): string[] {
   const pid = String(holder.pid);
-  return ["-t", pid, "-m", "-p", "-n", "-i", "-u", "-r", "-w", `--user=/proc/${pid}/fd/9`];
+  return ["-t", pid, "-m", "-p", "-n", "-i", "-u", "-C", "-r", "-w", `--user=/proc/${pid}/fd/9`];
 }
 
 /** The command and arguments that run `argv` inside the sandbox: join its limited groups, then nsenter. */
@@ -241,7 +246,8 @@ export async function startHolder(
   const l = sandboxLayout(dir);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
   // setpriv's parent-death signal reaches unshare when the emulator dies; unshare's --kill-child then
-  // takes PID 1, and with it the whole PID namespace.
+  // takes PID 1, and with it the whole PID namespace. The join prefix runs first, so by the time unshare
+  // makes the cgroup namespace this process is in the session's groups: they become the namespace's `/`.
   const [command, args] = joinCgroups(cgroupProcs, "setpriv", [
     "--pdeathsig",
     "KILL",
@@ -252,6 +258,7 @@ export async function startHolder(
     "--net",
     "--ipc",
     "--uts",
+    "--cgroup",
     "--fork",
     "--kill-child=SIGKILL",
     "--propagation",

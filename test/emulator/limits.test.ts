@@ -2,7 +2,8 @@
 // `vcpus` worth of memory (2 GB each, as on Vercel) and a bounded number of processes, enforced by the
 // kernel inside that sandbox only, while the API and the other sandboxes keep answering.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { randomInt } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -43,7 +44,58 @@ function bombProcesses(): number {
   return count;
 }
 
-/** Host directories of the cgroups a /proc/<pid>/cgroup text (read inside a sandbox) names for the limited controllers. */
+/** Host pids of the processes whose argv is `argv` in another PID namespace than ours (a sandbox's). */
+function hostPidsOf(argv: string[]): number[] {
+  const ours = readlinkSync("/proc/self/ns/pid");
+  const cmdline = `${argv.join("\0")}\0`;
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, "utf8") === cmdline && readlinkSync(`/proc/${entry}/ns/pid`) !== ours
+        );
+      } catch {
+        return false; // Exited while scanning.
+      }
+    })
+    .map(Number);
+}
+
+/** The host pid of the one sandbox process running `argv`, once it has started. */
+async function hostPidOf(argv: string[]): Promise<number> {
+  let pids = hostPidsOf(argv);
+  for (let i = 0; i < 200 && pids.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    pids = hostPidsOf(argv);
+  }
+  expect(pids).toHaveLength(1);
+  return pids[0]!;
+}
+
+/** The host pid of PID 1 of the PID namespace host process `pid` runs in: the sandbox's holder. */
+function holderOf(pid: number): number {
+  const ns = readlinkSync(`/proc/${pid}/ns/pid`);
+  const holders = readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return (
+          readlinkSync(`/proc/${entry}/ns/pid`) === ns &&
+          /^NSpid:.*\t1$/m.test(readFileSync(`/proc/${entry}/status`, "utf8"))
+        );
+      } catch {
+        return false; // Exited while scanning.
+      }
+    });
+  expect(holders).toHaveLength(1);
+  return Number(holders[0]);
+}
+
+/** A marker argv no other process on the host runs: `sleep` for a duration of its own. */
+const uniqueSleep = (seconds: number) => ["sleep", `${seconds}.${randomInt(1_000_000_000)}`];
+
+/** Host directories of the cgroups a host process's /proc/<pid>/cgroup text names for the limited controllers. */
 function hostGroups(cgroupText: string): string[] {
   const mounts = parseCgroupMounts(readFileSync("/proc/self/mountinfo", "utf8"));
   return parseProcCgroup(cgroupText).flatMap(({ controllers, path: group }) => {
@@ -57,6 +109,9 @@ function hostGroups(cgroupText: string): string[] {
     );
   });
 }
+
+/** Host directories of the limited groups host process `pid` is in. */
+const hostGroupsOf = (pid: number) => hostGroups(readFileSync(`/proc/${pid}/cgroup`, "utf8"));
 
 /** The API and a bystander sandbox answer: what a starving host would stop doing first. */
 async function stillAnswering(api: ReturnType<typeof emulator>, bystander: SandboxOf): Promise<void> {
@@ -128,14 +183,29 @@ describe("resource limits per sandbox", () => {
     try {
       const a = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
       const b = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+      // Seen from the host (the sandbox sees only its own cgroup namespace, where every group is `/`).
       const groupsOf = async (sandbox: SandboxOf) => {
-        const command = await (await sandbox.runCommand("cat", ["/proc/self/cgroup"])).stdout();
-        const holder = await (await sandbox.runCommand("cat", ["/proc/1/cgroup"])).stdout();
-        // A file read runs `cat` inside the sandbox: /proc/self is that process.
-        const fileRead = (await sandbox.readFileToBuffer({ path: "/proc/self/cgroup" }))!.toString();
-        expect(hostGroups(holder)).toEqual(hostGroups(command));
-        expect(hostGroups(fileRead)).toEqual(hostGroups(command));
-        return hostGroups(command);
+        const sleep = uniqueSleep(31);
+        await sandbox.runCommand({ cmd: sleep[0]!, args: sleep.slice(1), detached: true });
+        const command = await hostPidOf(sleep);
+        const holder = holderOf(command);
+        // A file read runs `cat` inside the sandbox: a file larger than the socket and pipe buffers keeps
+        // it running until the stream is read.
+        const file = `/tmp/read-${sleep[1]}`;
+        await sandbox.runCommand("sh", ["-c", `head -c 64M /dev/zero > ${file}`]);
+        const stream = (await sandbox.readFile({ path: file }))!;
+        const fileRead = await hostPidOf(["cat", "--", file]);
+        const groups = {
+          holder: hostGroupsOf(holder),
+          command: hostGroupsOf(command),
+          fileRead: hostGroupsOf(fileRead),
+        };
+        let bytes = 0;
+        for await (const chunk of stream) bytes += chunk.length;
+        expect(bytes).toBe(64 << 20);
+        expect(groups.holder).toEqual(groups.command);
+        expect(groups.fileRead).toEqual(groups.command);
+        return groups.command;
       };
       const groupsA = await groupsOf(a);
       const groupsB = await groupsOf(b);
@@ -156,23 +226,24 @@ describe("resource limits per sandbox", () => {
     await ensureBuilt();
     // A killed emulator cannot remove its temp data: the test gives it a data dir and removes that.
     const dataDir = await mkdtemp(path.join(tmpdir(), "emu-killed-"));
+    const sleep = uniqueSleep(600);
     const script = `
       const { startLocalSandboxApi } = await import(${JSON.stringify(path.join(REPO_ROOT, "dist/emulator/index.js"))});
       const { Sandbox } = await import("@vercel/sandbox");
       const api = await startLocalSandboxApi({ dataDir: ${JSON.stringify(dataDir)} });
       const sandbox = await Sandbox.create({ ...api.credentials, fetch: api.fetch, resources: { vcpus: 1 } });
-      await sandbox.runCommand({ cmd: "sleep", args: ["600"], detached: true });
-      process.send(await (await sandbox.runCommand("cat", ["/proc/self/cgroup"])).stdout());`;
+      await sandbox.runCommand({ cmd: "sleep", args: [${JSON.stringify(sleep[1])}], detached: true });
+      process.send("running");`;
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
       cwd: REPO_ROOT,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     try {
-      const cgroupText = await new Promise<string>((resolve, reject) => {
-        child.once("message", (m) => resolve(String(m)));
+      await new Promise<void>((resolve, reject) => {
+        child.once("message", () => resolve());
         child.once("exit", (code) => reject(new Error(`the emulator process exited early (${code})`)));
       });
-      const groups = hostGroups(cgroupText);
+      const groups = hostGroupsOf(await hostPidOf(sleep));
       const all = [...groups, ...new Set(groups.map((g) => path.dirname(g)))];
       expect(groups.length).toBeGreaterThan(0);
       expect(all.filter((d) => existsSync(d))).toEqual(all);

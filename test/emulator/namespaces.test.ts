@@ -1,7 +1,10 @@
-// Each sandbox has IPC and UTS namespaces of its own: System V shared memory and POSIX message queues
-// made in one sandbox are neither visible nor attachable from another sandbox or the host, and the
-// sandbox's hostname is its own (never the host's, and sandbox root cannot change the host's).
+// Each sandbox has IPC, UTS and cgroup namespaces of its own: System V shared memory and POSIX message
+// queues made in one sandbox are neither visible nor attachable from another sandbox or the host, the
+// sandbox's hostname is its own (never the host's, and sandbox root cannot change the host's), and its
+// cgroup paths are `/` (no host group name shows) while the host still sees it in the emulator's group.
 import { execFileSync } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
@@ -44,7 +47,32 @@ async function hostQueues(): Promise<string[]> {
   }
 }
 
-describe("IPC and UTS namespaces", () => {
+/** Host pids of processes in another PID namespace than ours whose argv is `argv`. */
+function hostPidsOf(argv: string[]): number[] {
+  const ours = readlinkSync("/proc/self/ns/pid");
+  const cmdline = `${argv.join("\0")}\0`;
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, "utf8") === cmdline && readlinkSync(`/proc/${entry}/ns/pid`) !== ours
+        );
+      } catch {
+        return false; // Exited while scanning.
+      }
+    })
+    .map(Number);
+}
+
+/** The cgroup paths of a `/proc/<pid>/cgroup` text, one per hierarchy. */
+const cgroupPaths = (text: string) =>
+  text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split(":").slice(2).join(":"));
+
+describe("IPC, UTS and cgroup namespaces", () => {
   it("shared memory and message queues made in one sandbox stay in it", async () => {
     const hostBefore = shmIds(execFileSync("ipcs", ["-m"]).toString());
     const a = await Sandbox.create(connect(emulator()));
@@ -75,5 +103,37 @@ describe("IPC and UTS namespaces", () => {
     expect(hostname()).not.toBe("changed");
     expect((await sh(sandbox, "cat /proc/sys/kernel/hostname")).out).toBe("sandbox\n");
     await sandbox.delete();
+  });
+
+  it("/proc/self/cgroup in a sandbox names no host group, while the host sees the process in the emulator's", async () => {
+    const sandbox = await Sandbox.create({ ...connect(emulator()), resources: { vcpus: 1 } });
+    // A sleep no other process on the host runs; the shell records its own cgroup view, then becomes it.
+    const marker = ["sleep", `31.4159${randomInt(1_000_000)}`];
+    await sandbox.runCommand({
+      cmd: "sh",
+      args: ["-c", `cat /proc/$$/cgroup > /tmp/own-cgroup; exec ${marker.join(" ")}`],
+      detached: true,
+    });
+    let hostPids: number[] = [];
+    for (let i = 0; i < 200 && hostPids.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      hostPids = hostPidsOf(marker);
+    }
+    expect(hostPids).toHaveLength(1);
+    const inside = (await sh(sandbox, "cat /tmp/own-cgroup")).out;
+    const host = readFileSync(`/proc/${hostPids[0]}/cgroup`, "utf8");
+    expect(cgroupPaths(inside).length).toBeGreaterThan(0);
+    expect(cgroupPaths(inside).filter((p) => p !== "/")).toEqual([]);
+    // The same process, seen from the host: inside this emulator's group for its session, so limited.
+    expect(host).toMatch(new RegExp(`/vercel-sandbox-emulator-${process.pid}-[0-9a-f]+/[^/\n]+$`, "m"));
+    // A command, a file read (a process of its own) and the sandbox's PID 1 see only `/` too.
+    const views = [
+      (await sh(sandbox, "cat /proc/self/cgroup")).out,
+      (await sandbox.readFileToBuffer({ path: "/proc/self/cgroup" }))!.toString(),
+      (await sh(sandbox, "cat /proc/1/cgroup")).out,
+    ];
+    for (const view of views) expect(cgroupPaths(view).filter((p) => p !== "/")).toEqual([]);
+    await sandbox.delete();
+    expect(hostPidsOf(marker)).toEqual([]);
   });
 });
