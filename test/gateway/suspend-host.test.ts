@@ -2,7 +2,8 @@
 // a real gateway (packed plugin, `suspend` block, notifyUrl pointing at the host) notifies when idle; the host
 // verifies, suspends the gateway through /vercel-sandbox/v1/suspend and sleeps VM1, an emulated sandbox (the
 // gateway itself runs outside it here; running it inside VM1 is the main job's issue). A message then wakes VM1:
-// disk restored, a fresh process started, and the gateway's lease resumed so admission reopens.
+// disk restored, a fresh process started, and the gateway's lease resumed so admission reopens; a message while
+// VM1 runs wakes nothing.
 import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -107,6 +108,15 @@ describe("reference host with a real gateway and an emulated VM1", () => {
     const client = new GatewayClient({ baseUrl: `http://127.0.0.1:${gw().port}`, token });
     expect((await client.status()).suspension).toEqual({ phase: "running" });
     expect(await gw().httpStatus("/readyz")).toBe(200);
+  });
+
+  it("a message while VM1 runs is answered without a wake: the gateway is not started a second time", async () => {
+    const startedAt = await sh("cat /vercel/sandbox/gateway-started");
+    const response = await fetch(`${hostUrl}/message`, { method: "POST", body: "{}" });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ woke: false });
+    expect(await sh("cat /vercel/sandbox/gateway-started")).toBe(startedAt);
+    expect((await vm1()).status).toBe("running");
   });
 
   it("a notification with a wrong signature is refused by the host with 401", async () => {

@@ -14,6 +14,8 @@ describe("host export", () => {
       "GatewayClient",
       "verifyNotification",
       "MemoryNonceStore",
+      "NonceStoreFullError",
+      "SuspendAbortedError",
       "NotificationSchema",
       "SuspendResultSchema",
       "StatusResultSchema",
