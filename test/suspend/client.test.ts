@@ -102,6 +102,18 @@ describe("host GatewayClient", () => {
 describe("GatewayClient.suspend aborted", () => {
   const client = () => new GatewayClient({ baseUrl, token: TOKEN });
 
+  /** Starts a suspend, lets `abortWhen` abort it at its chosen point, and returns what the suspend rejected with. */
+  async function aborted(requestId: string, abortWhen: (abort: () => void) => Promise<void>) {
+    const controller = new AbortController();
+    const pending = client()
+      .suspend({ requestId, signal: controller.signal })
+      .catch((e: unknown) => e);
+    await abortWhen(() => controller.abort());
+    const error = await pending;
+    expect(error).toBeInstanceOf(SuspendAbortedError);
+    return error as SuspendAbortedError;
+  }
+
   it("before the first request: rejects with SuspendAbortedError and sends nothing", async () => {
     const error = await client()
       .suspend({ requestId: "abort-0", signal: AbortSignal.abort() })
@@ -114,17 +126,13 @@ describe("GatewayClient.suspend aborted", () => {
 
   it("during the request, while the gateway prepares: the lease it takes is resumed", async () => {
     const prepare = holdNext("gateway.suspend.prepare");
-    const controller = new AbortController();
-    const pending = client()
-      .suspend({ requestId: "abort-1", signal: controller.signal })
-      .catch((e: unknown) => e);
-    await prepare.inside;
-    controller.abort();
-    // The client asks status while the aborted suspend is still preparing: status must wait for it.
-    await until("the client's status request", () => paths.includes(ROUTES.status));
-    prepare.release();
-    const error = await pending;
-    expect(error).toBeInstanceOf(SuspendAbortedError);
+    const error = await aborted("abort-1", async (abort) => {
+      await prepare.inside;
+      abort();
+      // The client asks status while the aborted suspend is still preparing: status must wait for it.
+      await until("the client's status request", () => paths.includes(ROUTES.status));
+      prepare.release();
+    });
     expect(error).toMatchObject({ requestId: "abort-1", released: "resumed" });
     expect(received.map((r) => r.answer?.status)).toEqual(["ready"]); // the plugin did take the lease
     await expectAdmissionOpen(client());
@@ -132,14 +140,10 @@ describe("GatewayClient.suspend aborted", () => {
 
   it("during the retry sleep after busy: rejects, and nothing was taken", async () => {
     clock.turnStarted("run-1");
-    const controller = new AbortController();
-    const pending = client()
-      .suspend({ requestId: "abort-2", signal: controller.signal })
-      .catch((e: unknown) => e);
-    await until("a busy answer", () => answered("busy") >= 1);
-    controller.abort();
-    const error = await pending;
-    expect(error).toBeInstanceOf(SuspendAbortedError);
+    const error = await aborted("abort-2", async (abort) => {
+      await until("a busy answer", () => answered("busy") >= 1);
+      abort();
+    });
     expect(error).toMatchObject({ requestId: "abort-2", released: "nothing-held" });
     expect(gateway.methods()).not.toContain("gateway.suspend.prepare");
     clock.turnEnded("run-1", false);
@@ -148,14 +152,10 @@ describe("GatewayClient.suspend aborted", () => {
 
   it("during the retry sleep after a draining answer: the draining lease is resumed", async () => {
     gateway.state.activeWork = 1;
-    const controller = new AbortController();
-    const pending = client()
-      .suspend({ requestId: "abort-3", signal: controller.signal })
-      .catch((e: unknown) => e);
-    await until("a draining answer", () => answered("draining") >= 1);
-    controller.abort();
-    const error = await pending;
-    expect(error).toBeInstanceOf(SuspendAbortedError);
+    const error = await aborted("abort-3", async (abort) => {
+      await until("a draining answer", () => answered("draining") >= 1);
+      abort();
+    });
     expect(error).toMatchObject({ requestId: "abort-3", released: "resumed" });
     expect(gateway.methods()).toContain("gateway.suspend.resume");
     gateway.state.activeWork = 0;
@@ -164,18 +164,14 @@ describe("GatewayClient.suspend aborted", () => {
 
   it("during a draining poll request: the draining lease is resumed", { timeout: 30_000 }, async () => {
     gateway.state.activeWork = 1;
-    const controller = new AbortController();
-    const pending = client()
-      .suspend({ requestId: "abort-4", signal: controller.signal })
-      .catch((e: unknown) => e);
-    await until("a draining answer", () => answered("draining") >= 1);
-    const poll = holdNext("gateway.suspend.status");
-    await poll.inside;
-    controller.abort();
-    await until("the client's status request", () => paths.includes(ROUTES.status));
-    poll.release();
-    const error = await pending;
-    expect(error).toBeInstanceOf(SuspendAbortedError);
+    const error = await aborted("abort-4", async (abort) => {
+      await until("a draining answer", () => answered("draining") >= 1);
+      const poll = holdNext("gateway.suspend.status");
+      await poll.inside;
+      abort();
+      await until("the client's status request", () => paths.includes(ROUTES.status));
+      poll.release();
+    });
     expect(error).toMatchObject({ requestId: "abort-4", released: "resumed" });
     expect(received.map((r) => r.answer?.status)).toEqual(["draining", "draining"]);
     gateway.state.activeWork = 0;
