@@ -2,8 +2,7 @@
 // `vcpus` worth of memory (2 GB each, as on Vercel) and a bounded number of processes, enforced by the
 // kernel inside that sandbox only, while the API and the other sandboxes keep answering.
 import { spawn } from "node:child_process";
-import { randomInt } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -14,6 +13,7 @@ import { startLocalSandboxApi } from "../../src/emulator/index.js";
 import { REPO_ROOT } from "../gateway/openclaw.js";
 import { ensureBuilt } from "../setup/build.js";
 import { connect, useEmulator } from "./harness.js";
+import { holderOf, hostPidOf, uniqueSleep } from "./host-processes.js";
 
 const emulator = useEmulator();
 const { Sandbox } = sdk;
@@ -43,57 +43,6 @@ function bombProcesses(): number {
   }
   return count;
 }
-
-/** Host pids of the processes whose argv is `argv` in another PID namespace than ours (a sandbox's). */
-function hostPidsOf(argv: string[]): number[] {
-  const ours = readlinkSync("/proc/self/ns/pid");
-  const cmdline = `${argv.join("\0")}\0`;
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, "utf8") === cmdline && readlinkSync(`/proc/${entry}/ns/pid`) !== ours
-        );
-      } catch {
-        return false; // Exited while scanning.
-      }
-    })
-    .map(Number);
-}
-
-/** The host pid of the one sandbox process running `argv`, once it has started. */
-async function hostPidOf(argv: string[]): Promise<number> {
-  let pids = hostPidsOf(argv);
-  for (let i = 0; i < 200 && pids.length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    pids = hostPidsOf(argv);
-  }
-  expect(pids).toHaveLength(1);
-  return pids[0]!;
-}
-
-/** The host pid of PID 1 of the PID namespace host process `pid` runs in: the sandbox's holder. */
-function holderOf(pid: number): number {
-  const ns = readlinkSync(`/proc/${pid}/ns/pid`);
-  const holders = readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return (
-          readlinkSync(`/proc/${entry}/ns/pid`) === ns &&
-          /^NSpid:.*\t1$/m.test(readFileSync(`/proc/${entry}/status`, "utf8"))
-        );
-      } catch {
-        return false; // Exited while scanning.
-      }
-    });
-  expect(holders).toHaveLength(1);
-  return Number(holders[0]);
-}
-
-/** A marker argv no other process on the host runs: `sleep` for a duration of its own. */
-const uniqueSleep = (seconds: number) => ["sleep", `${seconds}.${randomInt(1_000_000_000)}`];
 
 /** Host directories of the cgroups a host process's /proc/<pid>/cgroup text names for the limited controllers. */
 function hostGroups(cgroupText: string): string[] {

@@ -4,12 +4,13 @@
 // cgroup paths are `/` (no host group name shows) while the host still sees it in the emulator's group.
 import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { connect, SDKS, useEmulator } from "./harness.js";
+import { hostPidsOf } from "./host-processes.js";
 
 const emulator = useEmulator();
 const { Sandbox } = SDKS[1]![1];
@@ -45,24 +46,6 @@ async function hostQueues(): Promise<string[]> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** Host pids of processes in another PID namespace than ours whose argv is `argv`. */
-function hostPidsOf(argv: string[]): number[] {
-  const ours = readlinkSync("/proc/self/ns/pid");
-  const cmdline = `${argv.join("\0")}\0`;
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, "utf8") === cmdline && readlinkSync(`/proc/${entry}/ns/pid`) !== ours
-        );
-      } catch {
-        return false; // Exited while scanning.
-      }
-    })
-    .map(Number);
 }
 
 /** The cgroup paths of a `/proc/<pid>/cgroup` text, one per hierarchy. */
