@@ -172,11 +172,21 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   return finish(await project.restore(input.sandbox, snapshotId, signal));
 }
 
+/**
+ * A lease's choice leaves `pending` before its enrollment is first attempted: from then on its sandbox may hold
+ * what enrollment or the agent put there, so no replay that adopts it ever captures it.
+ */
+export const ENROLLMENT_MAY_HAVE_RUN =
+  "enrollment may have run on this sandbox (the store records its lease past preparation), so it is never the source of an image";
+
 /** Why no image is captured this time, or undefined when one is due. */
 async function captureSkipReason(input: PrepareInput, event: "initial" | "refresh" | "unchanged", now: number) {
   if (!input.prepareNodeRuntime) return "the gateway offered no node runtime preparation, so nothing is captured";
+  // Only our store decides: the box's own record is the box's to edit, and a replay reads it again.
   const captured = (await input.store.images()).some((image) => image.sourceLeaseId === input.leaseId);
   if (captured) return "this lease already captured its image";
+  const recorded = await input.store.choiceFor(input.leaseId);
+  if (recorded?.phase !== "pending") return ENROLLMENT_MAY_HAVE_RUN;
   const current = imageCurrentReason(input.image, event, now);
   if (current) return current;
   try {

@@ -34,7 +34,10 @@ export interface AllocationChoice {
   profileKey: string;
   choice: { kind: "cold" } | { kind: "image"; snapshotId: string };
   recordedAt: number;
-  /** pending: not yet prepared; prepared: preparation (and capture, if any) done; enrolled: node enrolled. */
+  /**
+   * pending: not yet prepared; prepared: preparation (and capture, if any) done, recorded before enrollment is
+   * first attempted, so the sandbox is never captured again; enrolled: node enrolled.
+   */
   phase: "pending" | "prepared" | "enrolled";
 }
 
