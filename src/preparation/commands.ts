@@ -57,6 +57,12 @@ const SETUP_ENV_NAMES = [
 
 // The box answers after the command's own timeout; this is only for an answer that never comes.
 const ANSWER_GRACE_MS = 30_000;
+/**
+ * Output the gateway holds for one phase while its commands run, shared by its parallel members; each keeps
+ * the tail of each stream, more than its share of the report so redaction sees past where the report cuts.
+ */
+const PHASE_KEPT_BYTES = 1024 * 1024;
+const MEMBER_KEPT_BYTES = { min: 2048, max: 4 * OUTPUT_TAIL_BYTES };
 const LABEL_CHARS = 80;
 
 /** Runs the phases in order and stops at the first that fails. Phases the recipe lacks are skipped. */
@@ -81,7 +87,10 @@ interface Finished {
   label: string;
   exitCode: number | undefined;
   timedOut: boolean;
+  /** The kept tail of the command's output. */
   output: string;
+  /** Bytes of output before the kept tail. */
+  dropped: number;
 }
 
 export async function runPhase(
@@ -93,9 +102,11 @@ export async function runPhase(
   const started = Date.now();
   const members: [string, SingleCommand][] =
     command.kind === "parallel" ? Object.entries(command.commands) : [[labelOf(command), command]];
+  const { min, max } = MEMBER_KEPT_BYTES;
+  const keptBytes = Math.max(min, Math.min(max, Math.floor(PHASE_KEPT_BYTES / members.length / 2)));
   // allSettled: a parallel member that fails still lets the others run to completion before anything throws.
   const settled = await Promise.allSettled(
-    members.map(([label, single]) => runSingle(label, single, context, timeoutMs)),
+    members.map(([label, single]) => runSingle(label, single, context, timeoutMs, keptBytes)),
   );
   const rejected = settled.find((result) => result.status === "rejected");
   if (rejected) throw rejected.reason;
@@ -122,6 +133,7 @@ async function runSingle(
   command: SingleCommand,
   context: LifecycleContext,
   timeoutMs: number,
+  keptBytes: number,
 ): Promise<Finished> {
   const watchdog = AbortSignal.timeout(timeoutMs + ANSWER_GRACE_MS);
   const signal = context.signal ? AbortSignal.any([context.signal, watchdog]) : watchdog;
@@ -133,13 +145,15 @@ async function runSingle(
       cwd: context.cwd,
       timeoutMs,
       signal,
+      output: { keep: "tail", bytes: keptBytes },
     });
     // The box kills a command at its timeout; a non-zero exit at or past it is that kill.
     const timedOut = result.exitCode !== 0 && Date.now() - started >= timeoutMs;
-    return { label, exitCode: result.exitCode, timedOut, output: result.stdout + result.stderr };
+    const dropped = result.dropped.stdout + result.dropped.stderr;
+    return { label, exitCode: result.exitCode, timedOut, output: result.stdout + result.stderr, dropped };
   } catch (error) {
     if (!watchdog.aborted || context.signal?.aborted) throw error;
-    return { label, exitCode: undefined, timedOut: true, output: "" };
+    return { label, exitCode: undefined, timedOut: true, output: "", dropped: 0 };
   }
 }
 
@@ -187,13 +201,25 @@ function spelled(ms: number): string {
 
 // Redaction sees the whole output before it is cut, so a secret is never cut into an unrecognisable piece.
 function tailOf(failures: Finished[], labelled: boolean): string {
-  if (!labelled) return capTail(redact(failures[0]!.output), OUTPUT_TAIL_BYTES);
+  if (!labelled) return tailWithin(failures[0]!, OUTPUT_TAIL_BYTES);
   // Each failed member gets an equal share, so one noisy command cannot hide the others' output.
   const share = Math.floor(OUTPUT_TAIL_BYTES / failures.length);
   const sections = failures.map((run) => {
     const header = `--- ${redact(run.label)} (${run.timedOut ? "timed out" : `exit ${run.exitCode}`}) ---\n`;
-    return header + capTail(redact(run.output), Math.max(0, share - Buffer.byteLength(header)));
+    return header + tailWithin(run, Math.max(0, share - Buffer.byteLength(header)));
   });
   // Headers alone could pass the budget when very many members fail.
   return capTail(sections.join(""), OUTPUT_TAIL_BYTES);
+}
+
+// Room for our own omission marker: its fixed text and a count of up to 16 digits.
+const MARKER_ROOM = 48;
+
+/** The run's redacted tail in `bytes`; the omission marker counts what the box dropped as well. */
+function tailWithin(run: Finished, bytes: number): string {
+  if (run.dropped === 0) return capTail(redact(run.output), bytes);
+  const cut = capTail(redact(run.output), Math.max(0, bytes - MARKER_ROOM));
+  const marker = /^\[… (\d+) earlier bytes omitted\]\n/.exec(cut);
+  const omitted = run.dropped + Number(marker?.[1] ?? 0);
+  return `[… ${omitted} earlier bytes omitted]\n${cut.slice(marker?.[0].length ?? 0)}`;
 }

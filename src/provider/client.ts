@@ -51,12 +51,73 @@ export interface BoxCommand {
   sudo?: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * How much of each stream the gateway keeps, since the box is untrusted and may print without end: its
+   * last `bytes` ("tail"), or all of it up to `bytes` ("whole", for our own programs' JSON lines; more is a
+   * BoxOutputTooLargeError). Default: whole, WHOLE_OUTPUT_BYTES.
+   */
+  output?: { keep: "tail" | "whole"; bytes: number };
 }
 
 export interface BoxCommandResult {
   exitCode: number;
   stdout: string;
   stderr: string;
+  /** Bytes dropped from the start of each stream to keep its tail (always 0 when keeping whole). */
+  dropped: { stdout: number; stderr: number };
+}
+
+/** Our own programs print a few JSON lines; a box printing more than this is not running them faithfully. */
+export const WHOLE_OUTPUT_BYTES = 1024 * 1024;
+
+/** A command printed more than the caller's bound for output it needs whole; the command was killed. */
+export class BoxOutputTooLargeError extends Error {
+  override readonly name = "BoxOutputTooLargeError";
+  constructor(
+    readonly cmd: string,
+    readonly stream: "stdout" | "stderr",
+    readonly limitBytes: number,
+  ) {
+    super(
+      `vercel-sandbox: \`${cmd}\` printed more than ${limitBytes} bytes on ${stream}, past what its caller reads; the sandbox is not behaving as the program it was given`,
+    );
+  }
+}
+
+/**
+ * One stream of a command, held in bounded memory: chunks of UTF-8 bytes, the oldest dropped once the rest
+ * already holds the limit ("tail"), or an overflow flagged ("whole").
+ */
+class BoundedStream {
+  private chunks: Buffer[] = [];
+  private held = 0;
+  dropped = 0;
+  overflowed = false;
+  constructor(private readonly limit: { keep: "tail" | "whole"; bytes: number }) {}
+
+  add(data: string): void {
+    const chunk = Buffer.from(data, "utf8");
+    if (this.limit.keep === "whole" && this.held + chunk.length > this.limit.bytes) {
+      this.overflowed = true;
+      return;
+    }
+    this.chunks.push(chunk);
+    this.held += chunk.length;
+    while (this.chunks.length > 1 && this.held - this.chunks[0]!.length >= this.limit.bytes) {
+      const old = this.chunks.shift()!;
+      this.held -= old.length;
+      this.dropped += old.length;
+    }
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    let start = Math.max(0, all.length - this.limit.bytes);
+    // Past UTF-8 continuation bytes (10xxxxxx), so the tail starts on a whole character.
+    while (start < all.length && (all[start]! & 0xc0) === 0x80) start += 1;
+    this.dropped += start;
+    return all.subarray(start).toString("utf8");
+  }
 }
 
 /**
@@ -273,20 +334,38 @@ export class VercelProject {
       // Writing the same files again is harmless, so transient failures are retried.
       writeFiles: (files, signal) => retrying("write files", signal, () => sandbox.writeFiles(files, { signal })),
       // Never retried: a command may have run even when its answer was lost.
-      run: async ({ cmd, args = [], env = {}, cwd, sudo = false, timeoutMs, signal }) => {
+      run: async ({ cmd, args = [], env = {}, cwd, sudo = false, timeoutMs, signal, output }) => {
+        const limit = output ?? { keep: "whole", bytes: WHOLE_OUTPUT_BYTES };
+        const streams = { stdout: new BoundedStream(limit), stderr: new BoundedStream(limit) };
         try {
-          const finished = await sandbox.runCommand({
+          // Detached and streamed: the SDK's waiting form gathers all output into strings before returning.
+          const command = await sandbox.runCommand({
             cmd,
             args,
             env,
             sudo,
             timeoutMs,
             signal,
+            detached: true,
             ...(cwd ? { cwd } : {}),
           });
-          const [stdout, stderr] = await Promise.all([finished.stdout({ signal }), finished.stderr({ signal })]);
-          return { exitCode: finished.exitCode, stdout, stderr };
+          const reading = (async () => {
+            for await (const log of command.logs({ signal })) {
+              const stream = streams[log.stream];
+              stream.add(log.data);
+              if (stream.overflowed) {
+                await command.kill("SIGKILL").catch(() => undefined);
+                throw new BoxOutputTooLargeError(cmd, log.stream, limit.bytes);
+              }
+            }
+          })();
+          const [finished] = await Promise.all([command.wait({ signal }), reading]);
+          const stdout = streams.stdout.text();
+          const stderr = streams.stderr.text();
+          const dropped = { stdout: streams.stdout.dropped, stderr: streams.stderr.dropped };
+          return { exitCode: finished.exitCode, stdout, stderr, dropped };
         } catch (error) {
+          if (error instanceof BoxOutputTooLargeError) throw error;
           throw classify(error, `run ${cmd}`);
         }
       },
