@@ -1,7 +1,10 @@
 // The provider side of node enrollment: writes the bootstrap program to the sandbox and runs it through the
 // client seam, logs each phase with its duration, turns a failure into a named error carrying bounded box
-// evidence, then waits for the gateway to see the node's device. Secrets (the bootstrap token, the setup
-// code) travel only in the environment of the one bootstrap command; the plan it gets is not secret.
+// evidence, then waits for the gateway to see the node's device. A secret-free probe runs first and adopts a
+// live node of the lease: a replay that finds its node running hands nothing over. Otherwise secrets (the
+// bootstrap token, the setup code) travel only in the environment of the one bootstrap command, run as
+// sandbox root so that no process of the sandbox account can read them (program/account.ts); the plan it
+// gets is not secret.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { SandboxBox } from "../client.js";
 import { messageOf, redact } from "../redact.js";
@@ -11,12 +14,22 @@ import {
   type BootstrapPlan,
   type BootstrapTimings,
   DEFAULT_TIMINGS,
+  ENROLLMENT_NEEDED,
   enrollmentPlan,
   evidencePlan,
+  probePlan,
   runtimePlan,
 } from "./plan.js";
 import { PROGRAM_ARGV, PROGRAM_ENV } from "./program/index.js";
-import { type EvidenceEvent, evidenceText, outcomeOf, parseEvents, phasesOf } from "./protocol.js";
+import {
+  type EvidenceEvent,
+  evidenceText,
+  outcomeOf,
+  parseEvents,
+  parseOutput,
+  phasesOf,
+  plainText,
+} from "./protocol.js";
 
 export interface NodeEnrollerOptions {
   logger?: ProviderLogger;
@@ -66,15 +79,18 @@ export class NodeEnroller {
     const stop = anySignal(signal, enrollment.signal);
     stop?.throwIfAborted();
     const plan = enrollmentPlan(leaseId, enrollment, this.timings, registryOpen);
-    await this.bootstrap(
-      box,
-      plan,
-      {
-        [PROGRAM_ENV.token]: enrollment.nodeBootstrap.token,
-        ...(enrollment.mode === "connect" ? { [PROGRAM_ENV.setupCode]: enrollment.setupCode } : {}),
-      },
-      stop,
-    );
+    const adopted = await this.bootstrap(box, probePlan(plan), undefined, stop);
+    if (!adopted) {
+      await this.bootstrap(
+        box,
+        plan,
+        {
+          [PROGRAM_ENV.token]: enrollment.nodeBootstrap.token,
+          ...(enrollment.mode === "connect" ? { [PROGRAM_ENV.setupCode]: enrollment.setupCode } : {}),
+        },
+        stop,
+      );
+    }
     return this.awaitDevice(box, plan, enrollment, stop);
   }
 
@@ -97,11 +113,24 @@ export class NodeEnroller {
     );
   }
 
-  private async bootstrap(box: SandboxBox, plan: BootstrapPlan, secrets: Record<string, string>, stop?: AbortSignal) {
+  /**
+   * One run of the program; resolves with whether it adopted a live node. Without secrets (the probe) it runs
+   * as the sandbox account, and a probe that finds no node resolves false; with secrets it runs as root.
+   */
+  private async bootstrap(
+    box: SandboxBox,
+    plan: BootstrapPlan,
+    secrets: Record<string, string> | undefined,
+    stop?: AbortSignal,
+  ): Promise<boolean> {
     const env: Record<string, string> = { [PROGRAM_ENV.plan]: JSON.stringify(plan), ...secrets };
     const timeoutMs = this.timings.downloadTimeoutMs + this.timings.installTimeoutMs + COMMAND_MARGIN_MS;
-    const result = await box.run({ cmd: "node", args: PROGRAM_ARGV, env, timeoutMs, signal: stop });
-    const events = parseEvents(result.stdout);
+    const sudo = secrets !== undefined;
+    const result = await box.run({ cmd: "node", args: PROGRAM_ARGV, env, sudo, timeoutMs, signal: stop });
+    const { events, malformed } = parseOutput(result.stdout);
+    // Once per run, with no text from the box: a schema failure means the box is not running our program as given.
+    if (malformed > 0)
+      this.logger.warn(`vercel-sandbox ${plan.leaseId}: malformed bootstrap output (${malformed} lines dropped)`);
     for (const phase of phasesOf(events)) {
       const detail = phase.detail ? ` ${redact(JSON.stringify(phase.detail))}` : "";
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${phase.phase} ${phase.ms} ms${detail}`);
@@ -109,19 +138,20 @@ export class NodeEnroller {
     const outcome = outcomeOf(events);
     if (outcome?.event === "done" && plan.action === "runtime") {
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: runtime ${outcome.runtime} for the warm image`);
-      return;
+      return false;
     }
     if (outcome?.event === "done") {
       const how = outcome.adopted ? `adopted running node pid ${outcome.pid}` : `started node pid ${outcome.pid}`;
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${how} (runtime ${outcome.runtime})`);
-      return;
+      return outcome.adopted;
     }
+    if (plan.action === "probe" && outcome?.code === ENROLLMENT_NEEDED) return false;
     // Expected on an enrolled node's replay, and nothing to look at: the caller widens egress and runs again.
     if (outcome?.code === "runtime-missing") throw new RuntimeMissingError(plan.leaseId);
     const evidence = await this.evidence(box, plan);
     if (outcome?.code === "node-version") throw new WorkerProviderError(redact(`vercel-sandbox: ${outcome.message}`));
     if (outcome) throw new NodeBootstrapError(outcome.phase, outcome.code, outcome.message, evidence);
-    const said = `${result.stderr}`.replace(/\s+/g, " ").trim().slice(-500);
+    const said = plainText(`${result.stderr}`.slice(-4000), Number.POSITIVE_INFINITY).slice(-500);
     throw new NodeBootstrapError(
       "run",
       `exit-${result.exitCode}`,
@@ -162,6 +192,8 @@ export class NodeEnroller {
         cmd: "node",
         args: PROGRAM_ARGV,
         env: { [PROGRAM_ENV.plan]: JSON.stringify(evidencePlan(plan)) },
+        // Root, to remove a handoff directory (program/account.ts) a failed run left.
+        sudo: true,
         timeoutMs: EVIDENCE_TIMEOUT_MS,
         signal: AbortSignal.timeout(EVIDENCE_TIMEOUT_MS),
       });

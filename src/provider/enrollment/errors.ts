@@ -2,6 +2,7 @@
 // what to do; evidence from the box is appended once collected. Messages are redacted where they are built,
 // and again by the provider on the way out.
 import { redact } from "../redact.js";
+import { plainText } from "./protocol.js";
 
 /** A bootstrap step on the sandbox failed; `phase` is the step, `code` the reason (for example `http-401`). */
 export class NodeBootstrapError extends Error {
@@ -12,7 +13,8 @@ export class NodeBootstrapError extends Error {
     detail: string,
     readonly evidence = "",
   ) {
-    const said = detail.replace(/\s+/g, " ").trim();
+    // From the box: one plain bounded line, whatever it printed.
+    const said = plainText(detail);
     super(
       redact(`vercel-sandbox: node bootstrap ${phase} failed (${code}): ${said}${evidence ? `; ${evidence}` : ""}`),
     );
