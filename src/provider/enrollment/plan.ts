@@ -1,7 +1,7 @@
 // Pure decisions of node enrollment: which gateway descriptor is acceptable, and the non-secret plan the
 // bootstrap program runs on the sandbox. Secrets are never part of a plan: they travel separately, in the
-// environment of the one bootstrap command (see driver.ts), so a plan may be logged, put in argv or written
-// to the sandbox without leaking anything.
+// environment of the one bootstrap command, run as sandbox root (see driver.ts), so a plan may be logged, put
+// in argv or written to the sandbox without leaking anything.
 import type { NodeEnrollment, NodeRuntimePreparation } from "../types.js";
 
 /** OpenClaw 2026.9.2's engines: `>=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0`, as the program compares them. */
@@ -31,8 +31,16 @@ export const DEFAULT_TIMINGS: BootstrapTimings = {
   launchGraceMs: 1_500,
 };
 
+/**
+ * The account the node and everything the program installs belong to: the SDK's default user, as whom the
+ * agent's commands run. The program itself starts as root when it carries secrets and becomes this user.
+ */
+export const SANDBOX_ACCOUNT = "vercel-sandbox";
+
 export interface BootstrapPlan {
-  action: "enroll" | "evidence" | "runtime";
+  /** `probe`: the secret-free first run that adopts a live node of this lease, or says enrollment is needed. */
+  action: "enroll" | "evidence" | "runtime" | "probe";
+  account: string;
   leaseId: string;
   mode: "connect" | "resume";
   displayName: string;
@@ -121,6 +129,7 @@ export function enrollmentPlan(
   }
   return {
     action: "enroll",
+    account: SANDBOX_ACCOUNT,
     leaseId,
     mode: enrollment.mode,
     // Core caps it at 64 characters; the cap here only guards argv against a surprise.
@@ -167,6 +176,7 @@ export function runtimePlan(
   }
   return {
     action: "runtime",
+    account: SANDBOX_ACCOUNT,
     leaseId,
     mode: "connect",
     displayName: "",
@@ -185,6 +195,14 @@ export function runtimePlan(
 export function evidencePlan(plan: BootstrapPlan): BootstrapPlan {
   return { ...plan, action: "evidence" };
 }
+
+/** The plan of the probe run: same lease paths; it adopts a live node or reports `enrollment-needed`. */
+export function probePlan(plan: BootstrapPlan): BootstrapPlan {
+  return { ...plan, action: "probe" };
+}
+
+/** The probe's failure code when no live node of the lease is there: the secret-bearing run must follow. */
+export const ENROLLMENT_NEEDED = "enrollment-needed";
 
 /** Whether a Node version (`v24.22.3`) satisfies the engines; the program makes the same comparison on the box. */
 export function satisfiesEngines(version: string, engines: readonly EngineRange[] = NODE_ENGINES): boolean {

@@ -48,6 +48,14 @@ async function prepareRuntime() {
   emit({ event: "done", adopted: false, pid: 0, runtime: reused ? "reused" : "installed" });
 }
 
+/** The secret-free first run of an enrollment: adopts a live node of this lease, or says enrollment is needed. */
+async function probe() {
+  await checkNode();
+  const adopted = adoptable();
+  if (!adopted) throw fail("reuse", "enrollment-needed", "no live node of this lease is on the sandbox; enrollment follows");
+  emit({ event: "done", adopted: true, pid: adopted, runtime: "running" });
+}
+
 async function enroll() {
   await checkNode();
   const adopted = adoptable();
@@ -61,11 +69,17 @@ async function enroll() {
   emit({ event: "done", adopted: false, pid: launched.pid, runtime: reused ? "reused" : "installed" });
 }
 
+let HANDOFF = null;
 try {
   if (PLAN.action === "evidence") evidence();
-  else if (PLAN.action === "runtime") await prepareRuntime();
-  else await enroll();
+  else if (PLAN.action === "probe") await probe();
+  else {
+    HANDOFF = becomeAccount();
+    if (PLAN.action === "runtime") await prepareRuntime();
+    else await enroll();
+  }
 } catch (error) {
+  closeHandoff(true);
   const known = error instanceof StepFailure;
   emit({
     event: "failed",
@@ -74,5 +88,7 @@ try {
     message: known ? error.message : String(error && error.message ? error.message : error),
   });
   process.exitCode = 1;
+} finally {
+  closeHandoff(false);
 }
 `;

@@ -1,7 +1,7 @@
 // The program's node steps: adopt a running node of this lease, activate the runtime in the lease's private
 // state directory, and start the node detached with its output in a private log. In connect mode the setup
-// code reaches the node only through a 0600 file that `openclaw connect --target-file` deletes once read;
-// the node's argv and environment never hold it.
+// code reaches the node only through the handoff file (account.ts) that `openclaw connect --target-file`
+// deletes once read; the node's argv and environment never hold it.
 // biome-ignore lint/complexity/noUselessStringRaw: every part is raw, so an escape added later stays literal
 export const NODE_STEPS = String.raw`
 /** A live node of ours from an earlier run of this lease is adopted, never doubled; a foreign pid is refused. */
@@ -40,20 +40,27 @@ async function activate() {
 
 function launchArgv() {
   const common = ["--ephemeral", "--display-name", PLAN.displayName];
-  if (PLAN.mode === "connect") return [cliOf(RUNTIME), "connect", "--target-file", FILES.setupCode].concat(common);
+  if (PLAN.mode === "connect") return [cliOf(RUNTIME), "connect", "--target-file", HANDOFF.file].concat(common);
   return [cliOf(RUNTIME), "node", "run"].concat(common);
 }
 
 /** Resolves (with "") once the node has removed its setup-code file, or once watch.over is set. */
 async function codeTaken(watch) {
-  while (!watch.over && fs.existsSync(FILES.setupCode)) await new Promise((r) => setTimeout(r, 25));
+  while (!watch.over && fs.existsSync(HANDOFF.file)) await new Promise((r) => setTimeout(r, 25));
   return "";
 }
 
+/**
+ * Removes the handoff once the node took the code, or at once when the run failed (the run holds the handoff's
+ * group). A node still starting keeps it: the next root run removes what is left (account.ts).
+ */
+function closeHandoff(failed) {
+  if (HANDOFF && (failed || !fs.existsSync(HANDOFF.file))) fs.rmSync(HANDOFF.directory, { recursive: true, force: true });
+}
+
 async function launch() {
-  if (PLAN.mode === "connect") {
-    fs.rmSync(FILES.setupCode, { force: true });
-    fs.writeFileSync(FILES.setupCode, SECRETS.setupCode, { flag: "wx", mode: 0o600 });
+  if (PLAN.mode === "connect" && !HANDOFF) {
+    throw fail("launch", "no-handoff", "the setup code can reach the node only from a run started as sandbox root; replay the operation");
   }
   const log = fs.openSync(FILES.log, "a", 0o600);
   const child = spawn(process.execPath, launchArgv(), {
@@ -78,7 +85,7 @@ async function launch() {
   clearTimeout(graceTimer);
   watch.over = true;
   if (early) {
-    fs.rmSync(FILES.setupCode, { force: true });
+    closeHandoff(true);
     throw fail("launch", "node-exited", "the node exited right after it started (" + early + "); its log ends: " + tail(FILES.log, 1000));
   }
   fs.writeFileSync(FILES.pid, String(child.pid), { mode: 0o600 });
@@ -88,7 +95,9 @@ async function launch() {
 
 /** What a failed enrollment leaves to look at: bounded, and the setup code is removed if the node never took it. */
 function evidence() {
-  fs.rmSync(FILES.setupCode, { force: true });
+  removeHandoffs();
+  // Where runs before the handoff left the code.
+  fs.rmSync(path.join(STATE, "setup-code"), { force: true });
   let runtime = "absent";
   try {
     runtime = fs.readlinkSync(FILES.runtime);

@@ -1,5 +1,6 @@
 // The bootstrap program's opening: read the plan, take the secrets out of the environment before anything
-// else runs, and the helpers every step uses. The program is JavaScript for the sandbox's own Node (no
+// else runs, become the sandbox account when started as root (the secret-bearing runs are, so that no
+// process of that account can read their /proc/<pid>/environ), and the helpers every step uses. The program is JavaScript for the sandbox's own Node (no
 // imports beyond node:*), kept as source text so the provider can write it to the box; it avoids template
 // literals so it can live inside one here.
 export const PRELUDE = String.raw`
@@ -28,14 +29,22 @@ const PLAN = JSON.parse(process.env.OPENCLAW_VSB_PLAN || "{}");
 delete process.env.OPENCLAW_VSB_PLAN;
 process.umask(0o077);
 
-const HOME = os.homedir();
+/** The account's passwd entry; the runs started as root act for it. */
+function accountOf(name) {
+  const fields = fs.readFileSync("/etc/passwd", "utf8").split("\n").map((line) => line.split(":")).find((f) => f[0] === name);
+  if (!fields || !/^[0-9]+$/.test(fields[2]) || !/^[0-9]+$/.test(fields[3]) || !fields[5]) {
+    throw new Error("the sandbox has no account " + JSON.stringify(name) + " in /etc/passwd");
+  }
+  return { name: name, uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5] };
+}
+const ACCOUNT = process.getuid() === 0 ? accountOf(PLAN.account) : null;
+const HOME = ACCOUNT ? ACCOUNT.home : os.homedir();
 const RUNTIMES = path.join(HOME, ".openclaw-worker", "node-runtimes");
 const RUNTIME = path.join(RUNTIMES, PLAN.artifact.sha256);
 const STATE = path.join(HOME, ".openclaw", "cloud-workers", PLAN.leaseId);
 const FILES = {
   pid: path.join(STATE, "node.pid"),
   log: path.join(STATE, "node.log"),
-  setupCode: path.join(STATE, "setup-code"),
   runtime: path.join(STATE, "runtime"),
 };
 const cliOf = (runtime) => path.join(runtime, "node_modules", "openclaw", "openclaw.mjs");
