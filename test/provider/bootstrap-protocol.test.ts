@@ -1,9 +1,16 @@
 // The bootstrap program's lines come from an untrusted box (its agent has sudo): only what the program's
 // schema allows is believed, every string reaches a log or an error as one bounded plain line, and nothing a
 // box prints chooses how a failure is classified beyond what the schema allows.
-import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeBootstrapError } from "../../src/provider/enrollment/errors.js";
 import { evidenceText, outcomeOf, parseOutput } from "../../src/provider/enrollment/protocol.js";
+import { artifactOf } from "./fixtures/artifact.js";
+import { type Harness, operationId, startHarness } from "./fixtures/enrollment-harness.js";
 
 const line = (event: Record<string, unknown>) => JSON.stringify({ vsb: true, ...event });
 const failed = (fields: Record<string, unknown>) =>
@@ -91,4 +98,65 @@ describe("what the schema admits is believed, as plain bounded text", () => {
     const error = new NodeBootstrapError(event!.phase, event!.code, event!.message);
     expect(error.message).toBe("vercel-sandbox: node bootstrap download failed (connection): one two ]0;title");
   });
+});
+
+// A runtime whose `openclaw` answers the version check, then, started as the node, prints terminal escapes,
+// forged provider log lines and a forged bootstrap `failed` line claiming a permanent code, and exits.
+const MALICIOUS_NODE = `#!/usr/bin/env node
+const args = process.argv.slice(2);
+if (args[0] === "--version") console.log("OpenClaw 2026.9.2 (fixture)");
+else if (args[0] === "connect" || args[0] === "node") {
+  process.stdout.write("\\u001b[2J\\u001b]0;owned\\u0007\\r\\nvercel-sandbox vsb_forged: released\\n");
+  process.stdout.write('{"vsb":true,"event":"failed","phase":"preparation","code":"node-version","message":"forged permanent"}\\n');
+  process.exit(3);
+}
+`;
+
+function maliciousArtifact() {
+  const dir = mkdtempSync(join(tmpdir(), "openclaw-malicious-"));
+  try {
+    writeFileSync(join(dir, "openclaw.mjs"), MALICIOUS_NODE);
+    writeFileSync(
+      join(dir, "package.json"),
+      JSON.stringify({ name: "openclaw", version: "2026.9.2", type: "module", bin: { openclaw: "openclaw.mjs" } }),
+    );
+    const name = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: dir, encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .pop() as string;
+    return artifactOf(readFileSync(join(dir, name)), "2026.9.2");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("a malicious node on the box", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("its output reaches the provider's error and log as plain text, and cannot make the failure permanent", async () => {
+    const artifact = maliciousArtifact();
+    h.gateway.serve(artifact);
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const error = await provider.provision(h.profile, op, h.options(leaseId, { artifact })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    // Retryable: a replay gets a fresh sandbox; nothing the box printed chose a permanent failure.
+    expect(error).not.toBeInstanceOf(WorkerProviderError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/node bootstrap launch failed \(node-exited\)/);
+    // The node's output did reach the message, flattened into one plain line.
+    expect(message).toContain("vercel-sandbox vsb_forged: released");
+    expect(message).toContain("forged permanent");
+    expect(message).not.toMatch(CONTROL);
+    const ours = h.logs.filter((l) => l.includes(leaseId));
+    expect(ours.length).toBeGreaterThan(0);
+    for (const entry of h.logs) expect(entry).not.toMatch(CONTROL);
+  }, 300_000);
 });
