@@ -21,7 +21,15 @@ import {
   runtimePlan,
 } from "./plan.js";
 import { PROGRAM_ARGV, PROGRAM_ENV } from "./program/index.js";
-import { type EvidenceEvent, evidenceText, outcomeOf, parseEvents, phasesOf } from "./protocol.js";
+import {
+  type EvidenceEvent,
+  evidenceText,
+  outcomeOf,
+  parseEvents,
+  parseOutput,
+  phasesOf,
+  plainText,
+} from "./protocol.js";
 
 export interface NodeEnrollerOptions {
   logger?: ProviderLogger;
@@ -119,7 +127,10 @@ export class NodeEnroller {
     const timeoutMs = this.timings.downloadTimeoutMs + this.timings.installTimeoutMs + COMMAND_MARGIN_MS;
     const sudo = secrets !== undefined;
     const result = await box.run({ cmd: "node", args: PROGRAM_ARGV, env, sudo, timeoutMs, signal: stop });
-    const events = parseEvents(result.stdout);
+    const { events, malformed } = parseOutput(result.stdout);
+    // Once per run, with no text from the box: a schema failure means the box is not running our program as given.
+    if (malformed > 0)
+      this.logger.warn(`vercel-sandbox ${plan.leaseId}: malformed bootstrap output (${malformed} lines dropped)`);
     for (const phase of phasesOf(events)) {
       const detail = phase.detail ? ` ${redact(JSON.stringify(phase.detail))}` : "";
       this.logger.info?.(`vercel-sandbox ${plan.leaseId}: bootstrap ${phase.phase} ${phase.ms} ms${detail}`);
@@ -140,7 +151,7 @@ export class NodeEnroller {
     const evidence = await this.evidence(box, plan);
     if (outcome?.code === "node-version") throw new WorkerProviderError(redact(`vercel-sandbox: ${outcome.message}`));
     if (outcome) throw new NodeBootstrapError(outcome.phase, outcome.code, outcome.message, evidence);
-    const said = `${result.stderr}`.replace(/\s+/g, " ").trim().slice(-500);
+    const said = plainText(`${result.stderr}`.slice(-4000), Number.POSITIVE_INFINITY).slice(-500);
     throw new NodeBootstrapError(
       "run",
       `exit-${result.exitCode}`,
