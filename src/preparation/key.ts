@@ -1,8 +1,10 @@
 // Pure identities of warm images. An image is reusable by a later lease exactly when it was made with the same
-// image-relevant profile settings (where it lives and what machine it is) for the same project. The commit
-// and recipe are not part of the key: a new commit refreshes the same project's image in place.
+// image-relevant profile settings (where it lives and what machine it is) for the same project. Shared by
+// project (the default), the commit and recipe are not part of the key: a new commit refreshes the same
+// project's image in place, on top of what earlier recipes left. Shared by commit, images have a key of their
+// own (never one a project-shared image was built under) and serve only leases of the commit that built them.
 import { createHash } from "node:crypto";
-import type { ProfileSettings } from "../provider/settings.js";
+import type { ImageSharing, ProfileSettings } from "../provider/settings.js";
 
 /** Bump when what a prepared image contains changes shape, so older images are not reused. */
 const IMAGE_FORMAT = 1;
@@ -28,8 +30,14 @@ export function profileKeyOf(settings: ProfileSettings, vcpus: number): string {
   });
 }
 
-export function imageKeyOf(profileKey: string, projectKey: string): string {
-  return sha256({ profileKey, projectKey });
+/** A project's image key; commit-shared images get their own, so no project-shared image ever serves them. */
+export function imageKeyOf(profileKey: string, projectKey: string, sharing: ImageSharing = "project"): string {
+  return sharing === "project" ? sha256({ profileKey, projectKey }) : sha256({ profileKey, projectKey, sharing });
+}
+
+/** The commit an image must have been built at to serve a lease, when images are shared by commit. */
+export function requiredCommitOf(sharing: ImageSharing, baseCommit: string): string | undefined {
+  return sharing === "commit" ? baseCommit : undefined;
 }
 
 /** The prepared checkout's directory name on the box: short, and only [0-9a-f]. */

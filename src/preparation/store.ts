@@ -100,8 +100,11 @@ export class ImageStore {
     return structuredClone(Object.values((await this.current()).images).sort(newestFirst));
   }
 
-  async usable(key: string): Promise<ImageRecord | undefined> {
-    const ready = Object.values((await this.current()).images).filter((i) => i.key === key && servesAllocations(i));
+  /** The newest image of `key` that may serve a new allocation; at `baseCommit` only, when one is given. */
+  async usable(key: string, baseCommit?: string): Promise<ImageRecord | undefined> {
+    const ready = Object.values((await this.current()).images).filter(
+      (i) => i.key === key && servesAllocations(i) && (baseCommit === undefined || i.baseCommit === baseCommit),
+    );
     return structuredClone(ready.sort(newestFirst)[0]);
   }
 

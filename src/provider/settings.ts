@@ -116,6 +116,12 @@ export const ProfileSettingsSchema = Type.Object(
         {
           keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: "images kept per key; default 2" })),
           unusedFor: Type.Optional(Duration),
+          shareBy: Type.Optional(
+            Type.Union([Type.Literal("project"), Type.Literal("commit")], {
+              description:
+                "which workers an image serves: project (default; a new commit refreshes on top of the project's image) or commit (only workers of the commit that built it, each commit's image built cold)",
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -144,7 +150,15 @@ export interface ProfileSettings {
   warmImage: boolean;
   /** Image retention: keep the newest `keep` per key, delete images unused for `unusedForMs`. */
   images: { keep: number; unusedForMs: number };
+  /**
+   * `images.shareBy`: `project` lets an image built at one commit (and refreshed on top for the next) serve
+   * every worker of the project; `commit` serves an image only to workers of the very commit whose recipe built
+   * it from a clean sandbox, for repositories not trusted to share what their recipe leaves behind.
+   */
+  imageSharing: ImageSharing;
 }
+
+export type ImageSharing = "project" | "commit";
 
 export const DEFAULT_IMAGES_KEPT = 2;
 export const DEFAULT_IMAGE_UNUSED_MS = 14 * 24 * 60 * 60_000;
@@ -300,6 +314,7 @@ export function parseSettings(profile: unknown): ProfileSettings {
           ? DEFAULT_IMAGE_UNUSED_MS
           : toMs("images.unusedFor", settings.images.unusedFor),
     },
+    imageSharing: settings.images?.shareBy ?? "project",
   };
 }
 

@@ -69,6 +69,15 @@ describe("image store", () => {
     expect(JSON.parse(await readFile(storeFile(dir), "utf8")).version).toBe(1);
   });
 
+  it("asked for a commit, serves only an image built at that commit, however new the others are", async () => {
+    const store = new ImageStore();
+    await store.recordImage(imageRecord("snap_at", { baseCommit: "aaa", createdAt: 1 }));
+    await store.recordImage(imageRecord("snap_newer", { baseCommit: "bbb", createdAt: 2 }));
+    expect((await store.usable("key-a", "aaa"))?.snapshotId).toBe("snap_at");
+    expect(await store.usable("key-a", "ccc")).toBeUndefined();
+    expect((await store.usable("key-a"))?.snapshotId).toBe("snap_newer");
+  });
+
   it("serves the newest ready image of a key; missing images and images being deleted serve none", async () => {
     const store = new ImageStore();
     await store.recordImage(imageRecord("snap_1", { createdAt: 1 }));

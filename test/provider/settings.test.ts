@@ -28,7 +28,14 @@ describe("profile settings", () => {
       scope: undefined,
       warmImage: true,
       images: { keep: 2, unusedForMs: 14 * 24 * 60 * 60_000 },
+      imageSharing: "project",
     });
+  });
+
+  it("images can be shared by commit instead of by project; nothing else is accepted", () => {
+    expect(parseSettings({ images: { shareBy: "commit" } }).imageSharing).toBe("commit");
+    expect(parseSettings({ images: { shareBy: "project" } }).imageSharing).toBe("project");
+    expect(() => parseSettings({ images: { shareBy: "recipe" } })).toThrow(/images\.shareBy/);
   });
 
   it("warm images can be turned off, and their retention tuned", () => {

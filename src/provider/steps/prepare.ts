@@ -4,7 +4,7 @@
 // image has vanished fails visibly instead of silently switching the recorded choice. The credentials core hands
 // over for the image's runtime are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { imageKeyOf, profileKeyOf } from "../../preparation/key.js";
+import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../preparation/key.js";
 import { type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
 import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
 import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
@@ -45,7 +45,7 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
   if (!project || !run.settings.warmImage) return undefined;
   const { leaseId } = run.allocation;
   const profileKey = profileKeyOf(run.settings, run.vcpus);
-  const key = imageKeyOf(profileKey, project.key);
+  const key = imageKeyOf(profileKey, project.key, run.settings.imageSharing);
   const recorded = await images.store.choiceFor(leaseId);
   if (recorded) {
     if (recorded.key !== key) {
@@ -61,7 +61,7 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
         : undefined;
     return { choice: recorded, image, profileKey };
   }
-  const image = await images.store.usable(key);
+  const image = await images.store.usable(key, requiredCommitOf(run.settings.imageSharing, project.baseCommit));
   const choiceOf = (from?: ImageRecord): AllocationChoice => ({
     leaseId,
     key,
