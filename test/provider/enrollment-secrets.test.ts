@@ -101,7 +101,7 @@ describe("secrets on the box during enrollment", () => {
     const adoptCode = h.setupCodes.at(-1) ?? "";
     const adoptBodies = bodies.slice(beforeAdopt);
     // It did run the program (the secret-free probe) on the box, and sent neither secret with it.
-    expect(adoptBodies.filter((body) => body.includes("OPENCLAW_VSB_PLAN")).length).toBeGreaterThan(0);
+    expect(adoptBodies.filter((body) => body.includes("OPENCLAW_VSB_PLAN"))).toHaveLength(1);
     expect(adoptBodies.filter((body) => body.includes(adoptCode) || body.includes(h.gateway.token))).toHaveLength(0);
 
     // The node died: the next replay enrolls again, and that one does carry its secrets (to root).
