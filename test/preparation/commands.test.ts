@@ -292,6 +292,21 @@ describe("failure output", () => {
   });
 });
 
+describe("output the gateway keeps", () => {
+  it("holds only a tail of a long output, and the omission marker counts every byte before what is shown", async () => {
+    const cwd = await checkout("long-output");
+    // 300 000 bytes, far past what a member keeps (64 KiB), then a last line.
+    const command = "head -c 300000 /dev/zero | tr '\\0' a; echo; echo the-end; exit 2";
+    const outcome = await runPhase("onCreateCommand", { kind: "shell", command }, { box, cwd, recipe: noEnv });
+    const marker = /^\[… (\d+) earlier bytes omitted\]\n/.exec(outcome.outputTail);
+    expect(marker).not.toBeNull();
+    const shown = Buffer.byteLength(outcome.outputTail) - Buffer.byteLength(marker![0]);
+    expect(Number(marker![1]) + shown).toBe(300_000 + "\nthe-end\n".length);
+    expect(outcome.outputTail.endsWith("aaaa\nthe-end\n")).toBe(true);
+    expect(Buffer.byteLength(outcome.outputTail)).toBeLessThanOrEqual(16 * 1024);
+  });
+});
+
 describe("runPhases", () => {
   it("runs the phases in order and stops at the first that fails", async () => {
     const cwd = await checkout("phases");
