@@ -9,7 +9,7 @@ import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeBootstrapError } from "../../src/provider/enrollment/errors.js";
 import { evidenceText, outcomeOf, parseOutput } from "../../src/provider/enrollment/protocol.js";
-import { artifactOf } from "./fixtures/artifact.js";
+import { artifactOf, packFixture } from "./fixtures/artifact.js";
 import { type Harness, operationId, startHarness } from "./fixtures/enrollment-harness.js";
 
 const line = (event: Record<string, unknown>) => JSON.stringify({ vsb: true, ...event });
@@ -138,6 +138,25 @@ describe("a malicious node on the box", () => {
   afterAll(async () => {
     await h?.close();
   });
+
+  it("the program's own output passes the schema: an enrollment logs every phase and no malformed line", async () => {
+    const artifact = packFixture("2026.9.2");
+    h.gateway.serve(artifact);
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const outcome = await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    expect(outcome).toMatchObject({ leaseId });
+    const ours = h.logs.filter((l) => l.includes(`${leaseId}: bootstrap`));
+    for (const phase of ["preparation", "reuse", "download", "verify", "install", "activate", "launch"]) {
+      expect(
+        ours.some((l) => l.includes(`bootstrap ${phase} `)),
+        phase,
+      ).toBe(true);
+    }
+    expect(h.logs.filter((l) => l.includes("malformed bootstrap output"))).toEqual([]);
+    await provider.destroy({ leaseId, profile: h.profile });
+  }, 300_000);
 
   it("its output reaches the provider's error and log as plain text, and cannot make the failure permanent", async () => {
     const artifact = maliciousArtifact();
