@@ -2,16 +2,33 @@
 // the packed plugin; three messages through the host; the scripted model's exec runs on VM2 (the proof file is
 // there and not on VM1), the second message reuses the warm VM2, idle puts VM1 to sleep only after the suspend
 // handshake (VM2 reclaimed, one checkpoint), the third message wakes VM1 with a fresh gateway, and nothing is left:
-// no sandbox, no snapshot, no process, no host address, no secret on VM1's disk.
+// no sandbox, no snapshot, no process, no host address, no secret on VM1's disk or in its checkpoint.
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Vm1OnDisk } from "../src/main-job/evidence.js";
 import { type MainJob, type MainJobResult, startMainJob } from "../src/main-job/run.js";
+import { PROGRAM_ENV } from "../src/provider/enrollment/program/index.js";
+import { scanForSecret } from "./gateway/files.js";
 import { listProcesses } from "./gateway/process-table.js";
 import { ensureBuilt } from "./setup/build.js";
 
 const lines: string[] = [];
 let job: MainJob | undefined;
 let result: MainJobResult | undefined;
+/** VM1's disk as the emulator holds it, and what scanning it (each root for each secret) found. */
+let disk: Vm1OnDisk | undefined;
+const scans: Array<{ root: string; secret: string; matches: string[]; filesRead: number }> = [];
+
+// Runs inside the job, before it deletes anything: VM1's checkpoints and its own layer, on this machine.
+async function scanVm1(vm1: Vm1OnDisk): Promise<void> {
+  disk = vm1;
+  for (const root of [...vm1.checkpointDirs, ...vm1.sandboxDirs]) {
+    for (const [secret, value] of Object.entries(vm1.secrets)) {
+      const { matches, filesRead } = await scanForSecret(root, value);
+      scans.push({ root, secret, matches, filesRead });
+    }
+  }
+}
 
 function outcome(): MainJobResult {
   if (!result) throw new Error("the main job did not complete (see beforeAll's output)");
@@ -33,7 +50,11 @@ function descendantsOf(pid: number): number[] {
 
 beforeAll(async () => {
   await ensureBuilt(); // the job packs the built package, as `npm start` does after its build
-  job = startMainJob({ log: (line) => lines.push(line), timers: { idleAfter: "15s", pollInterval: "1s" } });
+  job = startMainJob({
+    log: (line) => lines.push(line),
+    timers: { idleAfter: "15s", pollInterval: "1s" },
+    inspect: scanVm1,
+  });
   try {
     result = await job.done;
   } finally {
@@ -50,7 +71,10 @@ describe("npm start's main job on the embedded emulator", () => {
     const { messages } = outcome();
     expect(messages).toHaveLength(3);
     for (const message of messages) {
-      expect(message.text).toContain(message.proof);
+      // The product and the worker's random digits come only from running the command: an echo yields neither.
+      expect(message.prompt).not.toContain(message.expected);
+      expect(message.workerLine).toMatch(new RegExp(`^${message.expected}[0-9a-f]{8}$`));
+      expect(message.text).toContain(message.workerLine);
       expect(message.ranOn).toMatch(/\S/);
       expect(message.ranOn).not.toBe(outcome().vm1Name);
       expect(message.onVm1).toBe(false);
@@ -80,7 +104,28 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(gatewayInstances.afterWake).not.toBe(gatewayInstances.beforeSleep);
   });
 
-  it("no secret reached VM1's disk, and the summary reports phases and nothing left behind", () => {
+  it("no secret is in VM1's checkpoint or its own layer: gateway, Vercel and notify tokens, what it handed VM2", () => {
+    outcome();
+    if (!disk) throw new Error("the job did not hand VM1's disk over for the scan");
+    const names = Object.keys(disk.secrets);
+    expect(names).toEqual(expect.arrayContaining(["gatewayToken", "vercelToken", "notifySecret"]));
+    // The setup code and bootstrap token the plugin on VM1 sent to VM2 are scanned for too.
+    for (const variable of [PROGRAM_ENV.token, PROGRAM_ENV.setupCode]) {
+      expect(names.some((name) => name.startsWith(`${variable}#`))).toBe(true);
+    }
+    expect(disk.checkpointDirs).toHaveLength(1);
+    expect(disk.sandboxDirs).toHaveLength(1);
+    const roots = [...disk.checkpointDirs, ...disk.sandboxDirs];
+    expect(scans).toHaveLength(roots.length * names.length);
+    // Each root holds VM1's gateway state, config and logs: the scan read them, so no match means something.
+    for (const root of roots)
+      expect(Math.min(...scans.filter((s) => s.root === root).map((s) => s.filesRead)), root).toBeGreaterThan(20);
+    expect(
+      scans.filter((s) => s.matches.length > 0).map((s) => `${s.secret} in ${s.root}: ${s.matches.join(", ")}`),
+    ).toEqual([]);
+  });
+
+  it("no secret reached VM1's gateway tree, and the summary reports phases and nothing left behind", () => {
     const { secretsOnVm1, summary } = outcome();
     expect(secretsOnVm1).toEqual([]);
     expect(summary).toMatchObject({ sandboxesLeft: 0, snapshotsLeft: 0, kept: false });

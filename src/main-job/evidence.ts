@@ -1,11 +1,62 @@
 // What the job checks on the boxes themselves, so a reply is not taken on trust: the command's proof file is on
-// VM2 and not on VM1; which gateway process instance answers (a wake must start a fresh one); what the plugin
-// logged for the worker it provisioned; and that no secret reached VM1's disk (so none is in its checkpoints).
+// VM2 and not on VM1, and its line holds what only running the command yields; which gateway process instance
+// answers (a wake must start a fresh one); what the plugin logged for the worker it provisioned; that no secret
+// reached VM1's gateway tree; and where, on this machine, VM1's disk and checkpoints are for a fuller scan.
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import type { Sandbox } from "@vercel/sandbox";
 import { GatewayClient } from "../host/index.js";
 import { GATEWAY_LOG, ROOT, sh } from "./vm1.js";
 
 export const PROOF_FILE = "/tmp/main-job-proof.txt";
+
+/**
+ * The command the agent runs on the worker: it appends `<proof> <a×b> <8 hex digits of a random UUID of the worker's
+ * kernel>` to the proof file and prints it. The product and the UUID are in no prompt, so an echo of the command
+ * never matches. Spaces, not colons: OpenClaw masks `<6+ digits>:<20+ characters>` in tool output as a Telegram
+ * token, which would cut the line the reply must carry.
+ */
+export function proofCommand(proof: string, a: number, b: number, file = PROOF_FILE): string {
+  return `echo "${proof} $((${a} * ${b})) $(cut -c1-8 /proc/sys/kernel/random/uuid)" | tee -a ${file}`;
+}
+
+/** What the proof line starts with when the command ran: the proof and the product, each followed by a space. */
+export function expectedProof(proof: string, a: number, b: number): string {
+  return `${proof} ${a * b} `;
+}
+
+/** Where VM1's disk is in the emulator's data dir, and the secrets a scan of it looks for. */
+export interface Vm1OnDisk {
+  name: string;
+  /** VM1's own filesystem (its writable layer, as a checkpoint copies it): what its next checkpoint would hold. */
+  sandboxDirs: string[];
+  /** Each live checkpoint of VM1: a copy of its writable layer when it slept. */
+  checkpointDirs: string[];
+  /** Every secret value in play, by a name that says what it is (values only in memory). */
+  secrets: Record<string, string>;
+}
+
+/**
+ * The emulator's layout (lifecycle.ts, sandboxes.ts, isolation.ts): a sandbox's files are under
+ * `sandboxes/<encoded name>~<incarnation>/fs`, a snapshot's copy of them under `snapshots/<id>/fs`.
+ */
+export async function vm1OnDisk(
+  dataDir: string,
+  name: string,
+  checkpointIds: string[],
+  secrets: Record<string, string>,
+): Promise<Vm1OnDisk> {
+  const encoded = encodeURIComponent(name);
+  const incarnations = (await readdir(path.join(dataDir, "sandboxes"))).filter(
+    (entry) => entry === encoded || entry.startsWith(`${encoded}~`),
+  );
+  return {
+    name,
+    sandboxDirs: incarnations.map((entry) => path.join(dataDir, "sandboxes", entry, "fs")),
+    checkpointDirs: checkpointIds.map((id) => path.join(dataDir, "snapshots", id)),
+    secrets,
+  };
+}
 
 /** The proof file's lines on a box ("" when it has none). */
 export async function proofsOn(box: Sandbox): Promise<string> {

@@ -1,17 +1,24 @@
 // The main job (`npm start`): seed 000's whole cycle on this machine, on the embedded emulator, one progress
 // line per phase with its duration. VM1 is built the way a user would build it; the host hands three messages
 // over; the second must reuse the warm VM2; idle then puts VM1 to sleep, and the third message wakes it.
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { randomBytes, randomInt } from "node:crypto";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
+import { createOwnedTempDir } from "../emulator/data-dir.js";
 import { listCheckpoints } from "../host/vm.js";
-import { gatewayInstance, PROOF_FILE, proofsOn, secretsOnDisk, workerSteps } from "./evidence.js";
+import {
+  expectedProof,
+  gatewayInstance,
+  proofCommand,
+  proofsOn,
+  secretsOnDisk,
+  type Vm1OnDisk,
+  vm1OnDisk,
+  workerSteps,
+} from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
 import { packPlugin } from "./package.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
-import { type Services, startServices } from "./services.js";
+import { emulatorDataDir, type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
 import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, PACKAGE_REGISTRY, type Timers } from "./topology.js";
 import * as vm1 from "./vm1.js";
@@ -21,10 +28,21 @@ export interface MainJobOptions {
   log?: Log;
   timers?: Timers;
   keep?: boolean;
+  /**
+   * Called once the third reply is in, before anything is deleted, with where VM1's disk and its checkpoints are on
+   * this machine and every secret in play (a spec scans them; the job itself checks VM1's gateway tree).
+   */
+  inspect?: (vm1: Vm1OnDisk) => Promise<void>;
 }
 
 export interface MessageOutcome extends Reply {
+  /** The message handed to VM1. */
+  prompt: string;
   proof: string;
+  /** What only running the command yields: `<proof> <the product it computes> ` (the product is in no prompt). */
+  expected: string;
+  /** The line the command wrote to the proof file on the worker that ran it (undefined: none did). */
+  workerLine?: string;
   /** Sandboxes the API created while this message was handled. */
   sandboxesCreated: number;
   /** The worker sandbox that holds the proof (undefined: none did). */
@@ -61,8 +79,10 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
   const progress = new Progress(log);
   const started = performance.now();
   const timers = options.timers ?? DEMO_TIMERS;
-  const tmp = await mkdtemp(path.join(tmpdir(), "vsb-main-job-"));
-  teardown.add("remove the job's temp dir", () => rm(tmp, { recursive: true, force: true }));
+  // Holds the API front's keys, the packed plugin and the emulator's data dir; removed last, or on exit.
+  const jobDir = await createOwnedTempDir("vsb-main-job-");
+  const tmp = jobDir.path;
+  teardown.add("remove the job's temp dir", () => jobDir.remove());
   let completed = false;
   try {
     const services = await progress.phase("Start the emulator and this machine's services", () =>
@@ -93,9 +113,15 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     const messages: MessageOutcome[] = [];
     const send = async (label: string) => {
       const proof = `proof-${hex(4)}`;
+      const [a, b] = [randomInt(10_000, 100_000), randomInt(10_000, 100_000)];
       const before = creates();
-      const reply = await host.message(`run: echo "${proof} from $(id -un) on the worker" | tee -a ${PROOF_FILE}`);
-      const outcome = await locateProof(reply, proof, creates() - before);
+      const prompt = `run: ${proofCommand(proof, a, b)}`;
+      const reply = await host.message(prompt);
+      const outcome = await locateProof(
+        reply,
+        { prompt, proof, expected: expectedProof(proof, a, b) },
+        creates() - before,
+      );
       messages.push(outcome);
       progress.note(`reply: ${JSON.stringify(reply.text.slice(0, 160))}`);
       const parts = [
@@ -106,18 +132,28 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       progress.note(
         `${proof} found on ${outcome.ranOn ?? "no worker"}${outcome.onVm1 ? " AND on VM1" : ""}; sandboxes created: ${outcome.sandboxesCreated}`,
       );
-      if (!reply.text.includes(proof)) throw new Error(`${label}: the reply does not carry the worker's output`);
+      if (!outcome.workerLine || !reply.text.includes(outcome.workerLine)) {
+        throw new Error(`${label}: the reply does not carry the worker's output`);
+      }
       if (!outcome.ranOn || outcome.onVm1) throw new Error(`${label}: the command did not run on VM2 alone`);
       return outcome;
     };
-    const locateProof = async (reply: Reply, proof: string, created: number): Promise<MessageOutcome> => {
+    const locateProof = async (
+      reply: Reply,
+      sent: { prompt: string; proof: string; expected: string },
+      created: number,
+    ): Promise<MessageOutcome> => {
       let ranOn: string | undefined;
+      let workerLine: string | undefined;
       for (const s of await sandboxes()) {
         if (s.name === box.name || s.status !== "running") continue;
-        if ((await proofsOn(await Sandbox.get({ ...connection, name: s.name }))).includes(proof)) ranOn = s.name;
+        const line = (await proofsOn(await Sandbox.get({ ...connection, name: s.name })))
+          .split("\n")
+          .find((l) => l.startsWith(`${sent.proof} `));
+        if (line !== undefined) [ranOn, workerLine] = [s.name, line];
       }
-      const onVm1 = (await proofsOn(await host.vm1())).includes(proof);
-      return { ...reply, proof, sandboxesCreated: created, onVm1, ...(ranOn ? { ranOn } : {}) };
+      const onVm1 = (await proofsOn(await host.vm1())).includes(sent.proof);
+      return { ...reply, ...sent, sandboxesCreated: created, onVm1, ...(ranOn ? { ranOn, workerLine } : {}) };
     };
 
     await progress.phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () =>
@@ -150,6 +186,18 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(`gateway instance ${beforeSleep} before the sleep, ${afterWake} after the wake`);
     const secretsOnVm1 = await secretsOnDisk(await host.vm1(), Object.values(secrets));
     progress.note(`secrets on VM1's disk: ${secretsOnVm1.length === 0 ? "none" : secretsOnVm1.join(", ")}`);
+    if (options.inspect) {
+      const checkpoints = (await listCheckpoints(connection, box.name)).filter((s) => s.status === "created");
+      const handedOver = services.front.handedOver().map((h, i) => [`${h.name}#${i + 1}`, h.value] as const);
+      await options.inspect(
+        await vm1OnDisk(
+          emulatorDataDir(tmp),
+          box.name,
+          checkpoints.map((c) => c.id),
+          { ...secrets, ...Object.fromEntries(handedOver) },
+        ),
+      );
+    }
 
     progress.note(
       `before teardown: ${(await sandboxes()).length} sandbox(es), ${(await snapshots()).length} snapshot(s) (VM1 checkpoints and worker images)`,

@@ -1,11 +1,13 @@
 // The secret scan the job runs on VM1, run here on a local tree: it names the files holding a secret, skips
-// node_modules, and takes the secrets from its environment only.
+// node_modules, and takes the secrets from its environment only. The proof command, run here with sh: its line holds
+// what only running it yields, and survives the redaction OpenClaw applies to tool output before the model sees it.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { SECRET_SCAN } from "../../src/main-job/evidence.js";
+import { expectedProof, proofCommand, SECRET_SCAN } from "../../src/main-job/evidence.js";
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,5 +25,40 @@ describe("the secret scan", () => {
       encoding: "utf8",
     });
     expect(JSON.parse(out)).toEqual([path.join(dir, "state", "deep", "leak.log")]);
+  });
+});
+
+/** OpenClaw 2026.9.2's redaction of tool output (`redactToolPayloadText`, a minified export of its redact chunk). */
+async function toolOutputRedaction(): Promise<(text: string) => string> {
+  const dist = path.join(process.cwd(), "node_modules", "openclaw", "dist");
+  const chunk = readdirSync(dist).find((name) => /^redact-[\w-]+\.js$/.test(name));
+  if (!chunk) throw new Error("openclaw 2026.9.2 has no dist/redact-*.js; was the package updated?");
+  const redact = (await import(pathToFileURL(path.join(dist, chunk)).href)).h;
+  if (typeof redact !== "function")
+    throw new Error("openclaw's redact chunk no longer exports redactToolPayloadText as h");
+  return redact as (text: string) => string;
+}
+
+describe("the proof command", () => {
+  it("prints the proof, the product and 8 random hex digits, and appends them to the proof file", () => {
+    dir = mkdtempSync(path.join(tmpdir(), "vsb-scan-"));
+    const file = path.join(dir, "proof.txt");
+    const command = proofCommand("proof-0a1b2c3d", 48_611, 77_023, file);
+    const out = execFileSync("sh", ["-c", command], { encoding: "utf8" }).trim();
+    expect(out).toMatch(new RegExp(`^${expectedProof("proof-0a1b2c3d", 48_611, 77_023)}[0-9a-f]{8}$`));
+    expect(expectedProof("proof-0a1b2c3d", 48_611, 77_023)).toBe(`proof-0a1b2c3d ${48_611 * 77_023} `);
+    expect(command).not.toContain(String(48_611 * 77_023));
+    expect(readFileSync(file, "utf8")).toBe(`${out}\n`);
+  });
+
+  it("prints a line OpenClaw's tool-output redaction leaves whole (a `digits:token` shape it would mask)", async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "vsb-scan-"));
+    const out = execFileSync("sh", ["-c", proofCommand("proof-0a1b2c3d", 48_611, 77_023, path.join(dir, "p"))], {
+      encoding: "utf8",
+    }).trim();
+    const redact = await toolOutputRedaction();
+    expect(redact(`The worker ran it and printed:\n${out}`)).toBe(`The worker ran it and printed:\n${out}`);
+    // The shape the job used before: OpenClaw took it for a Telegram token and cut the reply.
+    expect(redact(`proof-0a1b2c3d:${48_611 * 77_023}:d637936a-32d9-4a8e-97bb-4c6a799ad795`)).toContain("…");
   });
 });

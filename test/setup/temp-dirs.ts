@@ -34,6 +34,7 @@ export const OUR_TEMP_PREFIXES = [
   "reliability-state-",
   "replay-state-",
   "vsb-cli-gc-",
+  "vsb-disk-",
   "vsb-front-",
   "vsb-matrix-",
   "vsb-races-",
