@@ -1,7 +1,8 @@
 // One lease's project preparation (seed 002 and the cloud-workers "Warm images" rules), on a sandbox that is
 // either fresh (cold) or created from a warm image:
 //   core's pristine seed → our prepared checkout at the admitted commit → the recipe it commits → the phases
-//   its event needs → (when an image is due) the node runtime, the scrub, the capture, and the restore.
+//   its event needs → (warm) the check that what our programs run is what the image was captured with →
+//   (when an image is due) the node runtime, the scrub, the measurement of the runtime, the capture, the restore.
 // Failure rules: a failed detected install is recorded and skips capture, and the worker still starts; a
 // failed declared recipe (devcontainer file or fallback script) is a DeclaredPreparationError, which the
 // provider turns into a visible dispatch error after releasing the sandbox.
@@ -13,8 +14,26 @@ import { projectTransport, recordPreparation, type SyncResult, scrubBox, syncChe
 import { type PhaseOutcome, runPhases } from "./commands.js";
 import { substitutionWarnings } from "./diagnostics.js";
 import { checkoutNameOf, imageCurrentReason } from "./key.js";
+import { measureRuntime, RuntimeDigestError, runtimeChangedReason } from "./runtime-digest.js";
 import { type ImageStore, ImageStoreFullError } from "./store.js";
-import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
+import type { AllocationChoice, ImageRecord, PreparationDiagnostics, RuntimeDigest } from "./types.js";
+
+/**
+ * What our programs would run on a worker started from an image is not what was captured with it: the image is
+ * refused for good, this worker released, and a new dispatch starts cold (or from another image).
+ */
+export class ImageRefusedError extends Error {
+  override readonly name = "ImageRefusedError";
+  constructor(
+    readonly snapshotId: string,
+    readonly reason: string,
+  ) {
+    super(
+      `vercel-sandbox: the warm image ${snapshotId} is refused: ${reason}; no secret was handed to this worker, ` +
+        "it is released, and a new dispatch starts without that image",
+    );
+  }
+}
 
 /** A declared recipe failed or is invalid: the dispatch fails visibly, with the (capped, redacted) output. */
 export class DeclaredPreparationError extends Error {
@@ -134,6 +153,17 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
     return finish(input.sandbox);
   }
+  // Before any secret reaches this box (the runtime's tokens for a capture, then enrollment's).
+  if (input.image?.runtime) {
+    const changed = await runtimeChangedOn(box, input.image.runtime, signal);
+    if (changed) {
+      await input.store.refuse(input.image.snapshotId, changed, now());
+      diagnostics.failure = { phase: "runtime check", reason: changed, outputTail: "" };
+      await finish(input.sandbox);
+      throw new ImageRefusedError(input.image.snapshotId, changed);
+    }
+    current();
+  }
   // The record already says so when nothing changed (a warm start at the same commit and recipe).
   if (event !== "unchanged") {
     await recordPreparation(box, { ...at, identity: recipe.identity }, signal);
@@ -152,6 +182,8 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   current();
   await scrubBox(box, signal);
   current();
+  const measured = await measureRuntime(box, signal);
+  current();
   const snapshotId = await project.capture(input.sandbox, input.imageExpirationMs, signal);
   await input.store.recordImage({
     snapshotId,
@@ -165,6 +197,7 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     createdAt: now(),
     lastUsedAt: now(),
     state: "ready",
+    runtime: measured,
   });
   diagnostics.captured = true;
   diagnostics.imageId = snapshotId;
@@ -196,6 +229,16 @@ async function captureSkipReason(input: PrepareInput, event: "initial" | "refres
     throw error;
   }
   return undefined;
+}
+
+/** Why the runtime on the box is not the one captured with the image; an unreadable measurement is a reason too. */
+async function runtimeChangedOn(box: SandboxBox, recorded: RuntimeDigest, signal: AbortSignal) {
+  try {
+    return runtimeChangedReason(recorded, await measureRuntime(box, signal));
+  } catch (error) {
+    if (error instanceof RuntimeDigestError) return error.message;
+    throw error;
+  }
 }
 
 /** The recipe the admitted commit declares; an invalid declared recipe is the dispatch's error, never a fallback. */

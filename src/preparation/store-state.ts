@@ -1,7 +1,7 @@
 // The warm-image store's records as pure data: the file format, the merge of two instances' views, and the
 // bounds. store.ts does the I/O. Merge rules, per record:
-// - images by snapshotId: lastUsedAt the later; `missing`, a started deletion and the higher deleteAttempts
-//   (with its error) win, since none of them is ever undone;
+// - images by snapshotId: lastUsedAt the later; `missing`, a started deletion, the first refusal (with its
+//   reason) and the higher deleteAttempts (with its error) win, since none of them is ever undone;
 // - a forgotten snapshotId (deletion proven, or Vercel said missing) stays in `forgotten`, and a released
 //   lease in `released`, so a stale copy held by another instance never resurrects the image or the pin;
 // - choices by leaseId: the first recorded wins (a lease's choice never changes), the furthest phase;
@@ -98,6 +98,10 @@ export const STORE_FORMAT: DurableFormat<StoreState> = {
 export function mergeImage(ours: ImageRecord, theirs: ImageRecord): void {
   ours.lastUsedAt = Math.max(ours.lastUsedAt, theirs.lastUsedAt);
   if (theirs.state === "missing") ours.state = "missing";
+  if (theirs.refusedAt !== undefined && (ours.refusedAt === undefined || theirs.refusedAt < ours.refusedAt)) {
+    ours.refusedAt = theirs.refusedAt;
+    ours.refusedReason = theirs.refusedReason;
+  }
   if (theirs.deletingSince !== undefined) {
     ours.deletingSince = Math.min(ours.deletingSince ?? theirs.deletingSince, theirs.deletingSince);
   }

@@ -29,8 +29,9 @@ import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./ty
 
 export { ImageStoreFullError, STORE_BOUNDS } from "./store-state.js";
 
-/** Only a ready image that retention has not begun to delete may serve a new allocation. */
-const servesAllocations = (image: ImageRecord) => image.state === "ready" && image.deletingSince === undefined;
+/** Only a ready image that retention has not begun to delete, and no worker refused, may serve an allocation. */
+const servesAllocations = (image: ImageRecord) =>
+  image.state === "ready" && image.deletingSince === undefined && image.refusedAt === undefined;
 
 /** A lease's allocation choice is fixed once recorded, and a destroyed lease gets none. */
 export class ChoiceConflictError extends Error {
@@ -135,6 +136,16 @@ export class ImageStore {
     await this.change((state) => {
       const image = state.images[snapshotId];
       if (image) image.state = "missing";
+    });
+  }
+
+  /** A worker started from the image found what our programs run changed: it never serves an allocation again. */
+  async refuse(snapshotId: string, reason: string, at: number): Promise<void> {
+    await this.change((state) => {
+      const image = state.images[snapshotId];
+      if (!image || image.refusedAt !== undefined) return;
+      image.refusedAt = at;
+      image.refusedReason = reason;
     });
   }
 

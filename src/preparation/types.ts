@@ -20,11 +20,24 @@ export interface ImageRecord {
   lastUsedAt: number;
   /** `ready` images may serve allocations; `missing` ones were not found on Vercel and only await forgetting. */
   state: "ready" | "missing";
+  /** What our programs run from the box, measured at capture (absent on images captured before it was). */
+  runtime?: RuntimeDigest;
+  /** When a worker started from it found that runtime changed: from then on it serves no allocation. */
+  refusedAt?: number;
+  refusedReason?: string;
   /** When retention chose to delete it: from then on it serves no allocation (set by the image store). */
   deletingSince?: number;
   /** Failed deletion attempts, retried by later maintenance passes. */
   deleteAttempts?: number;
   lastDeleteError?: string;
+}
+
+/** Digests of what our programs execute from a prepared box (runtime-digest.ts measures them). */
+export interface RuntimeDigest {
+  /** `<resolved path> <sha256>` of the `node` on PATH. */
+  node: string;
+  /** sha256 over the sorted digests of every file and the targets of every link under the runtimes dir. */
+  runtimes: string;
 }
 
 /** Recorded before the first Vercel request of a lease; every replay and restart reuses it. */
@@ -73,7 +86,11 @@ export interface PreparationDiagnostics {
   event: PreparationEvent;
   phases: PhaseReport[];
   /** Redacted output of the failed phase, at most 16 KiB. */
-  failure?: { phase: PhaseName | "runtime" | "scrub" | "capture" | "recipe"; reason: string; outputTail: string };
+  failure?: {
+    phase: PhaseName | "runtime" | "runtime check" | "scrub" | "capture" | "recipe";
+    reason: string;
+    outputTail: string;
+  };
   /** The image this lease started from, or the one it captured. */
   imageId?: string;
   captured: boolean;

@@ -69,6 +69,19 @@ describe("image store", () => {
     expect(JSON.parse(await readFile(storeFile(dir), "utf8")).version).toBe(1);
   });
 
+  it("a refused image serves no allocation again, and its first refusal survives another instance's stale copy", async () => {
+    const dir = await stateDir();
+    const stale = ImageStore.inDirectory(dir);
+    await stale.recordImage(imageRecord("snap_r", { createdAt: 1 }));
+    const refusing = ImageStore.inDirectory(dir);
+    await refusing.refuse("snap_r", "the OpenClaw runtime files differ", 5);
+    await refusing.refuse("snap_r", "later reason", 9);
+    await stale.touch("snap_r", 500);
+    expect(await stale.usable("key-a")).toBeUndefined();
+    const [image] = await ImageStore.inDirectory(dir).images();
+    expect(image).toMatchObject({ refusedAt: 5, refusedReason: "the OpenClaw runtime files differ", lastUsedAt: 500 });
+  });
+
   it("asked for a commit, serves only an image built at that commit, however new the others are", async () => {
     const store = new ImageStore();
     await store.recordImage(imageRecord("snap_at", { baseCommit: "aaa", createdAt: 1 }));

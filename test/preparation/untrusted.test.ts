@@ -119,29 +119,40 @@ const recipe = (command: string) => JSON.stringify({ updateContentCommand: comma
 async function poisonedHistory(profile: WorkerProfile) {
   const repo = createRepo();
   repo.commit({ ".devcontainer.json": recipe("echo clean") });
-  await provision({ repo, profile });
+  const clean = await provision({ repo, profile });
   repo.commit({ ".devcontainer.json": recipe("sh poison.sh"), "poison.sh": POISON });
-  const poisoner = await provision({ repo, profile });
-  expect(await h.sh(poisoner.leaseId, "cat $HOME/poison.log")).toBe("ran\n");
+  const op = operationId();
+  const poisoner = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
+  const poisonerLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
+  // The poison ran either way: its phase succeeded.
+  expect((await runsOf(poisonerLease))[0]?.phases).toMatchObject([{ phase: "updateContentCommand", ok: true }]);
   repo.commit({ ".devcontainer.json": recipe("echo clean"), "poison.sh": "" });
   const later = await provision({ repo, profile });
   const leaked = await h.sh(later.leaseId, "cat $HOME/leak.log 2>/dev/null || true");
-  return { later, leaked, start: (await runsOf(later.leaseId))[0]?.start };
+  const image = (await store().images()).find((i) => i.sourceLeaseId === clean.leaseId);
+  return { poisoner, poisonerLease, later, leaked, image, start: (await runsOf(later.leaseId))[0]?.start };
 }
 
 describe("a recipe that poisons its project's image", () => {
-  it("shared by project (the default), what an earlier commit's recipe left in the runtime runs on later commits' workers", async () => {
-    const { later, leaked, start } = await poisonedHistory(h.profile);
-    expect(start).toBe("warm");
-    expect(later.lease.node?.deviceId).toMatch(/^device-/);
-    expect(leaked).toContain(h.setupCodes.at(-1));
-  }, 360_000);
-
-  it("shared by commit, a later commit's worker starts cold and runs nothing an earlier recipe left", async () => {
-    const { later, leaked, start } = await poisonedHistory({ ...h.profile, images: { shareBy: "commit" } });
+  it("shared by project, a later recipe that patches the runtime gets the image refused before any secret; the next worker starts cold and runs no patch", async () => {
+    const { poisoner, poisonerLease, later, leaked, image, start } = await poisonedHistory(h.profile);
+    expect(String(poisoner)).toContain(`the warm image ${image?.snapshotId} is refused`);
+    expect(await h.sandboxExists(poisonerLease)).toBe(false);
+    expect(image?.refusedReason).toMatch(/OpenClaw runtime files differ/);
+    expect(h.logs).toContainEqual(
+      expect.stringContaining(`${poisonerLease}: vercel-sandbox: the warm image ${image?.snapshotId} is refused`),
+    );
     expect(start).toBe("cold");
     expect(later.lease.node?.deviceId).toMatch(/^device-/);
     expect(leaked).toBe("");
-    expect(await h.sh(later.leaseId, "cat $HOME/poison.log 2>/dev/null || true")).toBe("");
+    for (const code of h.setupCodes) expect(leaked).not.toContain(code);
+  }, 360_000);
+
+  it("shared by commit, a later commit's worker starts cold and runs nothing an earlier recipe left", async () => {
+    const { poisoner, later, leaked, start } = await poisonedHistory({ ...h.profile, images: { shareBy: "commit" } });
+    expect((poisoner as { lease: { node?: { deviceId: string } } }).lease.node?.deviceId).toMatch(/^device-/);
+    expect(start).toBe("cold");
+    expect(later.lease.node?.deviceId).toMatch(/^device-/);
+    expect(leaked).toBe("");
   }, 360_000);
 });

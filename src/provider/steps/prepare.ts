@@ -5,7 +5,7 @@
 // over for the image's runtime are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../preparation/key.js";
-import { type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
+import { ImageRefusedError, type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
 import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
 import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
 import type { SandboxBox, SandboxHandle } from "../client.js";
@@ -142,6 +142,9 @@ export async function prepareStep(
       await run.project.updateNetworkPolicy(sandbox, policy, run.options.signal);
     },
     signal: run.options.signal,
+  }).catch((error: unknown) => {
+    if (error instanceof ImageRefusedError) context.logger.warn(`vercel-sandbox ${leaseId}: ${error.message}`);
+    throw error;
   });
   const d = outcome.diagnostics;
   const phases = d.phases.map((p) => `${p.phase} ${p.ok ? "ok" : "failed"} ${p.ms} ms`).join(", ") || "no phase";
