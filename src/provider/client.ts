@@ -350,13 +350,19 @@ export class VercelProject {
             ...(cwd ? { cwd } : {}),
           });
           const reading = (async () => {
-            for await (const log of command.logs({ signal })) {
-              const stream = streams[log.stream];
-              stream.add(log.data);
-              if (stream.overflowed) {
-                await command.kill("SIGKILL").catch(() => undefined);
-                throw new BoxOutputTooLargeError(cmd, log.stream, limit.bytes);
+            const logs = command.logs({ signal });
+            try {
+              for await (const log of logs) {
+                const stream = streams[log.stream];
+                stream.add(log.data);
+                if (stream.overflowed) {
+                  await command.kill("SIGKILL").catch(() => undefined);
+                  throw new BoxOutputTooLargeError(cmd, log.stream, limit.bytes);
+                }
               }
+            } finally {
+              // Leaving early must not leave the log request open (the SDK's generator does not close it).
+              logs.close();
             }
           })();
           const [finished] = await Promise.all([command.wait({ signal }), reading]);
