@@ -8,6 +8,11 @@ import { PREPARATION_ENV, PREPARATION_PROGRAM, PROBED_COMMANDS, RECIPE_INPUTS, S
 /** Writes larger than this are split, so no single request carries a whole Git pack. */
 const UPLOAD_CHUNK_BYTES = 64 * 1024 * 1024;
 const SCRIPT_TIMEOUT_MS = 15 * 60_000;
+/**
+ * The preparation program's answer, read whole: `sync` carries the recipe inputs (lockfiles included) in
+ * base64, which in a large repository run to several MiB. More than this fails as BoxOutputTooLargeError.
+ */
+const PROGRAM_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 export class PreparationStepError extends Error {
   override readonly name = "PreparationStepError";
@@ -78,6 +83,7 @@ async function runProgram<T>(box: SandboxBox, input: Record<string, unknown>, si
     env: { [PREPARATION_ENV]: JSON.stringify(input) },
     timeoutMs: SCRIPT_TIMEOUT_MS,
     signal,
+    output: { keep: "whole", bytes: PROGRAM_OUTPUT_BYTES },
   });
   const line = `${result.stdout}`.trim().split("\n").pop() ?? "";
   let parsed: { ok?: boolean; result?: T; message?: string } = {};
