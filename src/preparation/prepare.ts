@@ -153,8 +153,10 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
     return finish(input.sandbox);
   }
-  // Before any secret reaches this box (the runtime's tokens for a capture, then enrollment's).
-  if (input.image?.runtime) {
+  // Before any secret reaches this box (the runtime's tokens for a capture, then enrollment's). A replay past
+  // `pending` is not checked: enrollment may have changed the runtime on this box since, which says nothing
+  // about the image.
+  if (input.image?.runtime && (await input.store.choiceFor(input.leaseId))?.phase === "pending") {
     const changed = await runtimeChangedOn(box, input.image.runtime, signal);
     if (changed) {
       await input.store.refuse(input.image.snapshotId, changed, now());

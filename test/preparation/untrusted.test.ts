@@ -82,10 +82,11 @@ describe("a replay never captures what enrollment or the agent touched", () => {
     const leaseId = (await h.provider({ stateDir }).resolveAllocation(h.profile, op)).leaseId;
     const first = provision({ repo, op, spec: { device: "never", signal: shutdown.signal } }).catch((e: unknown) => e);
     await waitFor(() => h.logs.some((l) => l.includes(`${leaseId}: bootstrap started node`)));
-    // What the box says about its preparation is the box's to change: make it claim another recipe.
+    // What the box says about its preparation is the box's to change: make it claim another recipe, and
+    // change the runtime dir as enrollment or an agent might.
     await h.sh(
       leaseId,
-      `for r in $HOME/.openclaw-worker/prepared/*/record.json; do echo '{"baseCommit":"0000000","identity":"edited"}' > "$r"; done`,
+      `for r in $HOME/.openclaw-worker/prepared/*/record.json; do echo '{"baseCommit":"0000000","identity":"edited"}' > "$r"; done; echo note > $HOME/.openclaw-worker/node-runtimes/agent-note`,
     );
     shutdown.abort(new Error("gateway is stopping"));
     expect(String(await first)).toContain("gateway is stopping");
@@ -99,6 +100,8 @@ describe("a replay never captures what enrollment or the agent touched", () => {
       ["warm", "initial", false],
     ]);
     expect(runs[1]?.captureSkipped).toMatch(/enrollment/);
+    // What changed on this box after enrollment began is not the image's doing: the image still serves.
+    expect((await store().images()).find((i) => i.sourceLeaseId === cold.leaseId)?.refusedAt).toBeUndefined();
   }, 360_000);
 });
 
