@@ -1,7 +1,7 @@
 // The pure half of node enrollment: which gateway descriptors the bootstrap acts on, the plan it runs (never
 // a secret in it), the Node versions it accepts, and how the program's output is read.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -16,6 +16,7 @@ import { parseSettings } from "../../src/provider/settings.js";
 import type { NodeEnrollment } from "../../src/provider/types.js";
 
 const LEASE = "vsb_0123456789abcdef01234567";
+const NOBODY = 65534;
 
 function withBootstrap(patch: Partial<NodeEnrollment["nodeBootstrap"]>): NodeEnrollment {
   const enrollment = fakeEnrollment();
@@ -118,13 +119,17 @@ describe("node engines (>=22.22.3 <23, >=24.15.0 <25, >=25.9.0)", () => {
 });
 
 /** Runs the program on this machine in a fresh home; resolves with its output and what it left in that home. */
+/** Runs the program as the account would (here `nobody`: a run started as root first becomes the box's account). */
 async function runProgram(plan: object) {
   const home = mkdtempSync(join(tmpdir(), "bootstrap-home-"));
   try {
     const program = join(home, "bootstrap.mjs");
     writeFileSync(program, BOOTSTRAP_PROGRAM);
+    chownSync(home, NOBODY, NOBODY);
     const run = await promisify(execFile)(process.execPath, [program], {
       env: { HOME: home, PATH: process.env.PATH, [PROGRAM_ENV.plan]: JSON.stringify(plan) },
+      uid: NOBODY,
+      gid: NOBODY,
     }).catch((error: { stdout: string; code: number }) => error);
     return { events: parseEvents(run.stdout), left: readdirSync(home, { recursive: true, encoding: "utf8" }) };
   } finally {

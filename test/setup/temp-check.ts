@@ -5,7 +5,7 @@
 // process that ignored TMPDIR); then the run dir is removed, so even a failing run leaves nothing.
 // Processes given a TMPDIR of their own (the gateway harness's run dir, a sandbox's /tmp inside the emulator's
 // data dir) are covered through the dir that holds it.
-import { readdir } from "node:fs/promises";
+import { chmod, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createOwnedTempDir } from "../../src/emulator/data-dir.js";
@@ -30,6 +30,9 @@ export default async function setup(): Promise<() => Promise<void>> {
   const systemTmp = tmpdir();
   // createOwnedTempDir first removes the run dirs of runs that were SIGKILLed.
   const run = await createOwnedTempDir(RUN_PREFIX, systemTmp);
+  // It stands in for /tmp, so it is /tmp's mode: specs run programs as other users (the bootstrap program as
+  // `nobody`) in dirs of their own under it.
+  await chmod(run.path, 0o1777);
   const before = await readdir(systemTmp);
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = run.path;

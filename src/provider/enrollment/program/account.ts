@@ -42,6 +42,7 @@ function handOff(group) {
 
 /** Root's part, then the account's for the rest of the run; returns the setup code's handoff, if any. */
 function becomeAccount() {
+  if (ACCOUNT_ERROR) throw ACCOUNT_ERROR;
   if (!ACCOUNT) return null;
   ownedDirectory(RUNTIMES);
   ownedDirectory(STATE);

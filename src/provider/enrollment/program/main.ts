@@ -8,11 +8,16 @@ const step = (phase, run) => {
   return timed(phase, run);
 };
 
+/** Touches nothing: a run started as root checks the Node before it creates anything for the account. */
+function checkEngines() {
+  if (!nodeVersionOk(process.version, PLAN.engines)) {
+    throw fail("preparation", "node-version", "the sandbox's Node " + process.version + " is not one OpenClaw " + PLAN.openclawVersion + " runs on (" + PLAN.enginesText + "); choose a runtime that satisfies it in the profile's settings.runtime");
+  }
+}
+
 function checkNode() {
   return step("preparation", () => {
-    if (!nodeVersionOk(process.version, PLAN.engines)) {
-      throw fail("preparation", "node-version", "the sandbox's Node " + process.version + " is not one OpenClaw " + PLAN.openclawVersion + " runs on (" + PLAN.enginesText + "); choose a runtime that satisfies it in the profile's settings.runtime");
-    }
+    checkEngines();
     fs.mkdirSync(RUNTIMES, { recursive: true, mode: 0o700 });
     return { node: process.version };
   });
@@ -74,6 +79,7 @@ try {
   if (PLAN.action === "evidence") evidence();
   else if (PLAN.action === "probe") await probe();
   else {
+    checkEngines();
     HANDOFF = becomeAccount();
     if (PLAN.action === "runtime") await prepareRuntime();
     else await enroll();

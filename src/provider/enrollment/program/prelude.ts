@@ -37,7 +37,15 @@ function accountOf(name) {
   }
   return { name: name, uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5] };
 }
-const ACCOUNT = process.getuid() === 0 ? accountOf(PLAN.account) : null;
+// Looked up here (HOME depends on it) but reported from inside the run, so a box without the account still ends
+// with a failed line rather than no outcome at all.
+let ACCOUNT = null;
+let ACCOUNT_ERROR = null;
+try {
+  ACCOUNT = process.getuid() === 0 ? accountOf(PLAN.account) : null;
+} catch (error) {
+  ACCOUNT_ERROR = error;
+}
 const HOME = ACCOUNT ? ACCOUNT.home : os.homedir();
 const RUNTIMES = path.join(HOME, ".openclaw-worker", "node-runtimes");
 const RUNTIME = path.join(RUNTIMES, PLAN.artifact.sha256);
