@@ -10,6 +10,7 @@ export interface ImagesReport {
 }
 
 function imageState(image: ImageRecord): string {
+  if (image.refusedAt !== undefined) return `refused: ${image.refusedReason ?? "its runtime changed"}`;
   if (image.deletingSince !== undefined)
     return image.deleteAttempts ? `deleting (${image.deleteAttempts} failed)` : "deleting";
   return image.state;

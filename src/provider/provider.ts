@@ -5,7 +5,7 @@
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { DeclaredPreparationError } from "../preparation/prepare.js";
+import { DeclaredPreparationError, ImageRefusedError } from "../preparation/prepare.js";
 import { ImageStore } from "../preparation/store.js";
 import { type Allocation, AllocationError, allocate, sandboxNameOf } from "./allocation.js";
 import { BackendUnavailableError, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
@@ -228,8 +228,11 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
       // Whatever the failure left (a released sandbox, a kept one mid-enrollment), it is not known enrolled.
       await ledger.forgetEnrolled(leaseId);
       const out = await failProvision(run, stepContext, error);
-      // A declared recipe's failure is permanent once nothing is left behind.
-      if (out instanceof DeclaredPreparationError) throw new WorkerProviderError(messageOf(out));
+      // A declared recipe's failure is permanent once nothing is left behind, and so is a refused image: the
+      // lease's recorded start is that image, so a replay would meet it again (the next dispatch starts cold).
+      if (out instanceof DeclaredPreparationError || out instanceof ImageRefusedError) {
+        throw new WorkerProviderError(messageOf(out));
+      }
       throw out;
     }
   }

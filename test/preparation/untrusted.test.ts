@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { WorkerProfile } from "openclaw/plugin-sdk/plugin-entry";
+import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderImages } from "../../src/cli/images.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type EnrollmentSpec, type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
@@ -140,8 +141,17 @@ describe("a recipe that poisons its project's image", () => {
   it("shared by project, a later recipe that patches the runtime gets the image refused before any secret; the next worker starts cold and runs no patch", async () => {
     const { poisoner, poisonerLease, later, leaked, image, start } = await poisonedHistory(h.profile);
     expect(String(poisoner)).toContain(`the warm image ${image?.snapshotId} is refused`);
+    // Permanent for this operation (its recorded start is the refused image), after a proven release.
+    expect(poisoner).toBeInstanceOf(WorkerProviderError);
     expect(await h.sandboxExists(poisonerLease)).toBe(false);
     expect(image?.refusedReason).toMatch(/OpenClaw runtime files differ/);
+    const shown = renderImages(
+      { images: await store().images(), diagnostics: await store().diagnostics() },
+      Date.now(),
+    );
+    expect(shown.split("\n").find((line) => line.startsWith(image!.snapshotId))).toMatch(
+      /refused: .*OpenClaw runtime files differ/,
+    );
     expect(h.logs).toContainEqual(
       expect.stringContaining(`${poisonerLease}: vercel-sandbox: the warm image ${image?.snapshotId} is refused`),
     );
