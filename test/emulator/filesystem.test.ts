@@ -30,10 +30,13 @@ describe.each(SDKS)("filesystem with SDK %s", (_version, { Sandbox }) => {
     expect(await sandbox.readFileToBuffer({ path: "nope.txt" })).toBeNull();
     await sandbox.runCommand("bash", ["-c", "printf downloaded > /vercel/sandbox/d.txt"]);
     const dir = await mkdtemp(path.join(tmpdir(), "emu-dl-"));
-    const dst = path.join(dir, "d.txt");
-    await sandbox.downloadFile({ path: "d.txt" }, { path: dst });
-    expect(await readFile(dst, "utf8")).toBe("downloaded");
-    await rm(dir, { recursive: true });
+    try {
+      const dst = path.join(dir, "d.txt");
+      await sandbox.downloadFile({ path: "d.txt" }, { path: dst });
+      expect(await readFile(dst, "utf8")).toBe("downloaded");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
     await sandbox.delete();
   });
 
