@@ -6,6 +6,7 @@
 // stage for that alone: steps/enroll.ts). `networkPolicy: "allow-all"` opts out of all of it.
 import { isIP } from "node:net";
 import type { NetworkPolicy } from "@vercel/sandbox";
+import ipaddr from "ipaddr.js";
 import { type Allocation, ownershipTags } from "./allocation.js";
 import { type ProfileSettings, VCPU_CHOICES } from "./settings.js";
 
@@ -19,13 +20,18 @@ export type EgressStage = "create" | "bootstrap" | "enrolled";
  * allowed as a /32 (/128) subnet, the form Vercel's firewall matches addresses in. Nothing to allow is
  * `deny-all`.
  */
+/** An IP literal in its one spelling (an IPv4-mapped IPv6 address is its IPv4 address), so the firewall matches it. */
+function canonicalHost(host: string): string {
+  return isIP(host) === 0 ? host : ipaddr.process(host).toString();
+}
+
 export function egressPolicy(
   settings: ProfileSettings,
   gatewayHosts: readonly string[] = [],
   stage: EgressStage = "bootstrap",
 ): NetworkPolicy {
   if (settings.networkPolicy === "allow-all") return "allow-all";
-  const hosts = stage === "create" ? [] : gatewayHosts.map((h) => h.replace(/^\[(.*)\]$/, "$1"));
+  const hosts = stage === "create" ? [] : gatewayHosts.map((h) => canonicalHost(h.replace(/^\[(.*)\]$/, "$1")));
   const names = hosts.filter((h) => isIP(h) === 0);
   const addresses = hosts.filter((h) => isIP(h) !== 0).map((h) => `${h}/${isIP(h) === 4 ? 32 : 128}`);
   const registry = stage === "bootstrap" ? [PACKAGE_REGISTRY_HOST] : [];

@@ -89,6 +89,17 @@ describe("egress by stage (gateway-only by default)", () => {
       allow: ["github.com"],
       subnets: { allow: ["fd00::1/128", "10.9.0.0/16"] },
     });
+    // A mapped or expanded spelling becomes the one address the firewall matches traffic against.
+    for (const spelling of ["[::ffff:10.213.0.1]", "[::ffff:ad5:1]", "[0:0:0:0:0:ffff:0ad5:0001]"]) {
+      expect(egressPolicy(settings, [spelling], "enrolled")).toEqual({
+        allow: ["github.com"],
+        subnets: { allow: ["10.213.0.1/32", "10.9.0.0/16"] },
+      });
+    }
+    expect(egressPolicy(settings, ["[FD00:0:0:0:0:0:0:1]"], "enrolled")).toEqual({
+      allow: ["github.com"],
+      subnets: { allow: ["fd00::1/128", "10.9.0.0/16"] },
+    });
   });
 
   it("allow-all opts out at every stage", () => {
