@@ -3,6 +3,7 @@
 // with `exitCode:null`. `wait` sends headers immediately (the SDK's headers timeout is 300 s)
 // and the body at exit. Commands run as the sandbox's default user, or as sandbox root under
 // `sudo` (executor.ts), with the matching HOME/USER.
+import type { ServerResponse } from "node:http";
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { networkModeOf, proxyEnv } from "./egress.js";
@@ -108,7 +109,7 @@ export async function runCommand(ctx: Ctx): Promise<void> {
   const out = startNdjson(ctx.res);
   out.line({ command: commandPayload(command) });
   command.follow(
-    (chunk) => out.line(chunk),
+    (chunk) => paced(command, ctx.res, out.line(chunk)),
     () => {
       out.line(command.interrupted ? streamError(command) : { command: commandPayload(command) });
       out.end();
@@ -141,12 +142,29 @@ export async function getCommand(ctx: Ctx): Promise<void> {
   ctx.res.once("close", onClose);
 }
 
+/**
+ * Backpressure from a follower's connection to the command: a write that filled the response's buffer holds the
+ * command's output until the buffer drains (or the connection closes).
+ */
+function paced(command: CommandProcess, res: ServerResponse, written: boolean): void {
+  if (written || command.isHeldBy(res)) return;
+  command.hold(res);
+  if (!command.isHeldBy(res)) return; // the program has ended: nothing left to hold back
+  const release = () => {
+    res.off("drain", release);
+    res.off("close", release);
+    command.release(res);
+  };
+  res.once("drain", release);
+  res.once("close", release);
+}
+
 /** C5: GET …/cmd/{cid}/logs: full replay, then live output, ending at exit. */
 export async function commandLogs(ctx: Ctx): Promise<void> {
   const command = commandOf(ctx);
   const out = startNdjson(ctx.res);
   const unsubscribe = command.follow(
-    (chunk) => out.line(chunk),
+    (chunk) => paced(command, ctx.res, out.line(chunk)),
     () => {
       if (command.interrupted) out.line(streamError(command));
       out.end();

@@ -5,7 +5,9 @@
 // NDJSON, `wait`, `logs` replay, `kill` and exit codes all come from a real process. `kill` signals
 // the command's whole process group.
 // Output kept for `logs` replay is bounded (OUTPUT_RETAIN_CHARS characters per command): past it the oldest output
-// is dropped and a replay starts with a marker saying how much; live followers get every byte.
+// is dropped and a replay starts with a marker saying how much; live followers get every byte, at their own pace:
+// while any follower's connection is backed up, the command's pipes are paused (the program blocks on write, as
+// it would on a slow terminal), so a command printing gigabytes never piles them up in the emulator's memory.
 import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
@@ -53,6 +55,8 @@ export class CommandProcess extends EventEmitter {
   readonly done: Promise<number>;
   private child: ChildProcess;
   private timer?: NodeJS.Timeout;
+  /** Followers whose connection is backed up; the pipes are paused while there is any. */
+  private readonly holds = new Set<object>();
 
   constructor(holder: Holder, spec: CommandSpec, track: (c: ChildProcess) => void) {
     super();
@@ -82,6 +86,13 @@ export class CommandProcess extends EventEmitter {
     this.done = new Promise((resolve) => {
       this.child.once("error", (err) => {
         this.push("stderr", `${err.message}\n`);
+      });
+      // Once the program is gone only what its pipes still hold (64 KiB each) remains: read it whatever the
+      // followers' pace, so the command's end is never held up by a stalled follower.
+      this.child.once("exit", () => {
+        this.holds.clear();
+        this.child.stdout?.resume();
+        this.child.stderr?.resume();
       });
       this.child.once("close", (code, signal) => {
         clearTimeout(this.timer);
@@ -119,6 +130,24 @@ export class CommandProcess extends EventEmitter {
       this.dropped += old.data.length;
     }
     this.emit("output", chunk);
+  }
+
+  /** Pauses the command's output until every holder has released it (a follower waiting for `drain`). */
+  hold(holder: object): void {
+    if (this.exitCode !== null || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.holds.add(holder);
+    this.child.stdout?.pause();
+    this.child.stderr?.pause();
+  }
+
+  isHeldBy(holder: object): boolean {
+    return this.holds.has(holder);
+  }
+
+  release(holder: object): void {
+    if (!this.holds.delete(holder) || this.holds.size > 0) return;
+    this.child.stdout?.resume();
+    this.child.stderr?.resume();
   }
 
   /** Signals the program's process group (it leads one after setsid), falling back to nsenter's. */

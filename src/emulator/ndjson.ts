@@ -17,8 +17,10 @@ export function startNdjson(res: ServerResponse) {
   res.writeHead(200, { "content-type": NDJSON, "cache-control": "no-cache", "x-accel-buffering": "no" });
   res.flushHeaders();
   return {
-    line(value: unknown) {
-      if (!res.writableEnded && !res.destroyed) res.write(`${asciiJson(value)}\n`);
+    /** False when the client reads slower than lines come: the caller waits for `drain` before writing more. */
+    line(value: unknown): boolean {
+      if (res.writableEnded || res.destroyed) return true;
+      return res.write(`${asciiJson(value)}\n`);
     },
     end() {
       if (!res.writableEnded) res.end();
