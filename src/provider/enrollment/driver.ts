@@ -56,6 +56,8 @@ export interface EnrollOnBox {
    * the box is reported as RuntimeMissingError (before any download) instead of an install that cannot work.
    */
   registryOpen?: boolean;
+  /** False when no node of this lease can be on the box yet (a sandbox just created): no probe for one. */
+  mayHaveNode?: boolean;
 }
 
 const DEFAULT_WAIT_MS = 10 * 60_000;
@@ -75,11 +77,18 @@ export class NodeEnroller {
   }
 
   /** Starts (or adopts) the node on the box and resolves with the device id the gateway saw enroll. */
-  async enroll({ leaseId, box, enrollment, signal, registryOpen = true }: EnrollOnBox): Promise<string> {
+  async enroll({
+    leaseId,
+    box,
+    enrollment,
+    signal,
+    registryOpen = true,
+    mayHaveNode = true,
+  }: EnrollOnBox): Promise<string> {
     const stop = anySignal(signal, enrollment.signal);
     stop?.throwIfAborted();
     const plan = enrollmentPlan(leaseId, enrollment, this.timings, registryOpen);
-    const adopted = await this.bootstrap(box, probePlan(plan), undefined, stop);
+    const adopted = mayHaveNode && (await this.bootstrap(box, probePlan(plan), undefined, stop));
     if (!adopted) {
       await this.bootstrap(
         box,

@@ -20,6 +20,7 @@ export async function createOrAdopt(run: ProvisionRun, context: StepContext, fro
   try {
     const sandbox = await project.create(request, signal);
     run.mayExist = true;
+    run.created = true;
     context.step("allocated", allocation.leaseId);
     return sandbox;
   } catch (error) {

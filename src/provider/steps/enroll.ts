@@ -27,6 +27,11 @@ export interface EnrollmentContext {
    * step runs it again with the registry open.
    */
   registryOpen: boolean;
+  /**
+   * Whether a node this lease started may already run on the box (false for a sandbox this attempt created): only
+   * then does the built-in enroller first look for one to adopt, with a secret-free run.
+   */
+  mayHaveNode?: boolean;
 }
 /** Starts the OpenClaw node on the sandbox and resolves with its device id. */
 export type NodeEnroller = (context: EnrollmentContext) => Promise<string>;
@@ -75,7 +80,7 @@ export async function enrollNode(
   }
   const box = project.box(sandbox);
   const attempt = (registryOpen: boolean) =>
-    enroll({ leaseId, sandbox, box, enrollment, signal: options.signal, registryOpen });
+    enroll({ leaseId, sandbox, box, enrollment, signal: options.signal, registryOpen, mayHaveNode: !run.created });
   const deviceId =
     restricted && !fresh
       ? await attempt(false).catch((error: unknown) => reinstalled(error, attempt, stage, context, leaseId))

@@ -23,6 +23,11 @@ export interface ProvisionRun {
   project: VercelProject;
   /** Whether a sandbox of ours may exist now: from then on a failure has something to release. */
   mayExist: boolean;
+  /**
+   * Whether this attempt created the sandbox (cold, or from an image captured before any enrollment): no node
+   * of this lease can run there yet, so enrollment skips the check for one to adopt.
+   */
+  created?: boolean;
   /** Core's enrollment, once begun: its signal tells a gateway shutdown apart from an operator's Stop. */
   enrollment?: NodeEnrollment;
 }
