@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ProvisionOptions } from "../../src/provider/types.js";
-import { type Artifact, artifactOf, packFixture } from "../provider/fixtures/artifact.js";
-import { type Harness, startHarness } from "../provider/fixtures/enrollment-harness.js";
+import { type Artifact, artifactOf } from "../provider/fixtures/artifact.js";
+import type { Harness } from "../provider/fixtures/enrollment-harness.js";
 import { removeAfterwards } from "../setup/remove-afterwards.js";
 
 const DIST = join(process.cwd(), "node_modules", "openclaw", "dist");
@@ -59,10 +59,13 @@ export interface Repo {
   commit(files: Record<string, string>, options?: { executable?: string[] }): string;
 }
 
-/** A real repository with one commit per `commit` call, removed when the test (or, in a describe body, its suite) ends. */
-export function createRepo(): Repo {
+/**
+ * A real repository with one commit per `commit` call, removed when the test (or, in a describe body, its suite)
+ * ends; code outside vitest (the bench) passes its own `remove`, which it must then do itself.
+ */
+export function createRepo(remove: (root: string) => void = removeAfterwards): Repo {
   const root = mkdtempSync(join(tmpdir(), "vsb-repo-"));
-  removeAfterwards(root);
+  remove(root);
   const git = (...args: string[]) =>
     execFileSync("git", ["-C", root, ...args], {
       encoding: "utf8",
@@ -119,14 +122,4 @@ export function runtimePreparation(
       packageRelativePath: `worker-archives/${worker.sha256}.tgz`,
     },
   });
-}
-
-/** The enrollment harness with what a warm preparation also needs: a runtime, a worker archive, core's preparation. */
-export async function startWarmHarness() {
-  const h = await startHarness();
-  const runtime = packFixture("2026.9.2");
-  const worker = workerArchive();
-  h.gateway.serve(runtime);
-  h.gateway.serve(worker);
-  return { h, runtime, worker, core: await loadCorePreparation() };
 }

@@ -11,7 +11,8 @@ import { ImageStore } from "../../src/preparation/store.js";
 import { redact } from "../../src/provider/redact.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, runtimePreparation, startWarmHarness } from "./fixtures.js";
+import { createRepo, type loadCorePreparation, runtimePreparation } from "./fixtures.js";
+import { startWarmHarness } from "./warm-harness.js";
 
 let h: Harness;
 let runtime: Artifact;

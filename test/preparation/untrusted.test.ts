@@ -11,7 +11,8 @@ import { renderImages } from "../../src/cli/images.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type EnrollmentSpec, type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, type Repo, runtimePreparation, startWarmHarness } from "./fixtures.js";
+import { createRepo, type loadCorePreparation, type Repo, runtimePreparation } from "./fixtures.js";
+import { startWarmHarness } from "./warm-harness.js";
 
 let h: Harness;
 let runtime: Artifact;

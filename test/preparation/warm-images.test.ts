@@ -14,7 +14,8 @@ import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, type Repo, runtimePreparation, startWarmHarness } from "./fixtures.js";
+import { createRepo, type loadCorePreparation, type Repo, runtimePreparation } from "./fixtures.js";
+import { startWarmHarness } from "./warm-harness.js";
 
 let h: Harness;
 let runtime: Artifact;
