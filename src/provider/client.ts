@@ -8,6 +8,7 @@
 // the emulator.
 import * as defaultSdk from "@vercel/sandbox";
 import pRetry from "p-retry";
+import { boundingCommandOutput, limitOutput, outputTally } from "./command-output.js";
 import { type Credentials, defaultSecretResolver, resolveCredentials, type SecretResolver } from "./credentials.js";
 import { refusingResume, rewritingFetch } from "./fetch.js";
 import { registerSecret } from "./redact.js";
@@ -215,11 +216,16 @@ export class VercelClient {
 }
 
 export class VercelProject {
+  private readonly fetch: Fetch;
+
   constructor(
     private readonly sdk: SandboxSdk,
     private readonly credentials: Credentials | undefined,
-    private readonly fetch: Fetch,
-  ) {}
+    fetch: Fetch,
+  ) {
+    // Every handle reads a command's output in bounded memory (command-output.ts).
+    this.fetch = boundingCommandOutput(fetch);
+  }
 
   private params<T extends object>(extra: T, fetch: Fetch = this.fetch) {
     return { ...(this.credentials ?? {}), fetch, ...extra };
@@ -336,42 +342,32 @@ export class VercelProject {
       // Never retried: a command may have run even when its answer was lost.
       run: async ({ cmd, args = [], env = {}, cwd, sudo = false, timeoutMs, signal, output }) => {
         const limit = output ?? { keep: "whole", bytes: WHOLE_OUTPUT_BYTES };
-        const streams = { stdout: new BoundedStream(limit), stderr: new BoundedStream(limit) };
+        const tally = outputTally(limit);
         try {
-          // Detached and streamed: the SDK's waiting form gathers all output into strings before returning.
-          const command = await sandbox.runCommand({
-            cmd,
-            args,
-            env,
-            sudo,
-            timeoutMs,
-            signal,
-            detached: true,
-            ...(cwd ? { cwd } : {}),
-          });
-          const reading = (async () => {
-            const logs = command.logs({ signal });
-            try {
-              for await (const log of logs) {
-                const stream = streams[log.stream];
-                stream.add(log.data);
-                if (stream.overflowed) {
-                  await command.kill("SIGKILL").catch(() => undefined);
-                  throw new BoxOutputTooLargeError(cmd, log.stream, limit.bytes);
-                }
-              }
-            } finally {
-              // Leaving early must not leave the log request open (the SDK's generator does not close it).
-              logs.close();
-            }
-          })();
-          const [finished] = await Promise.all([command.wait({ signal }), reading]);
+          // One request: the waiting form, its output bounded as it arrives (command-output.ts).
+          const finished = await limitOutput(tally, () =>
+            sandbox.runCommand({ cmd, args, env, sudo, timeoutMs, signal, ...(cwd ? { cwd } : {}) }),
+          );
+          const streams = { stdout: new BoundedStream(limit), stderr: new BoundedStream(limit) };
+          streams.stdout.add(await finished.stdout());
+          streams.stderr.add(await finished.stderr());
           const stdout = streams.stdout.text();
           const stderr = streams.stderr.text();
-          const dropped = { stdout: streams.stdout.dropped, stderr: streams.stderr.dropped };
+          const dropped = {
+            stdout: tally.dropped.stdout + streams.stdout.dropped,
+            stderr: tally.dropped.stderr + streams.stderr.dropped,
+          };
           return { exitCode: finished.exitCode, stdout, stderr, dropped };
         } catch (error) {
-          if (error instanceof BoxOutputTooLargeError) throw error;
+          if (tally.overflowed) {
+            // Kept whole and past its limit: the command is stopped, not left printing.
+            if (tally.cmdId)
+              await sandbox
+                .getCommand(tally.cmdId)
+                .then((c) => c.kill("SIGKILL"))
+                .catch(() => undefined);
+            throw new BoxOutputTooLargeError(cmd, tally.overflowed, limit.bytes);
+          }
           throw classify(error, `run ${cmd}`);
         }
       },
