@@ -1,22 +1,13 @@
-// The pure half of node enrollment: which gateway descriptors the bootstrap acts on, the plan it runs (never
-// a secret in it), the Node versions it accepts, and how the program's output is read.
-import { execFile } from "node:child_process";
-import { chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN, fakeEnrollment, SETUP_CODE } from "../../src/conformance/fixtures.js";
 import { EnrollmentDescriptorError, satisfiesEngines } from "../../src/provider/enrollment/index.js";
 import { enrollmentPlan, normalizeFingerprint } from "../../src/provider/enrollment/plan.js";
-import { BOOTSTRAP_PROGRAM, PROGRAM_ENV } from "../../src/provider/enrollment/program/index.js";
 import { evidenceText, outcomeOf, parseEvents, phasesOf } from "../../src/provider/enrollment/protocol.js";
 import { egressPolicy } from "../../src/provider/policy.js";
 import { parseSettings } from "../../src/provider/settings.js";
 import type { NodeEnrollment } from "../../src/provider/types.js";
 
 const LEASE = "vsb_0123456789abcdef01234567";
-const NOBODY = 65534;
 
 function withBootstrap(patch: Partial<NodeEnrollment["nodeBootstrap"]>): NodeEnrollment {
   const enrollment = fakeEnrollment();
@@ -130,44 +121,6 @@ describe("node engines (>=22.22.3 <23, >=24.15.0 <25, >=25.9.0)", () => {
 });
 
 /** Runs the program on this machine in a fresh home; resolves with its output and what it left in that home. */
-/** Runs the program as the account would (here `nobody`: a run started as root first becomes the box's account). */
-async function runProgram(plan: object) {
-  const home = mkdtempSync(join(tmpdir(), "bootstrap-home-"));
-  try {
-    const program = join(home, "bootstrap.mjs");
-    writeFileSync(program, BOOTSTRAP_PROGRAM);
-    chownSync(home, NOBODY, NOBODY);
-    const run = await promisify(execFile)(process.execPath, [program], {
-      env: { HOME: home, PATH: process.env.PATH, [PROGRAM_ENV.plan]: JSON.stringify(plan) },
-      uid: NOBODY,
-      gid: NOBODY,
-    }).catch((error: { stdout: string; code: number }) => error);
-    return { events: parseEvents(run.stdout), left: readdirSync(home, { recursive: true, encoding: "utf8" }) };
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
-}
-
-describe("bootstrap program", () => {
-  it("refuses a Node outside the engines before it touches anything, naming the runtime setting", async () => {
-    const { events, left } = await runProgram({
-      ...enrollmentPlan(LEASE, fakeEnrollment()),
-      engines: [{ min: [99, 0, 0] }],
-    });
-    const outcome = outcomeOf(events);
-    expect(outcome).toMatchObject({ event: "failed", phase: "preparation", code: "node-version" });
-    expect(outcome && "message" in outcome ? outcome.message : "").toContain("settings.runtime");
-    expect(left).toEqual(["bootstrap.mjs"]);
-  });
-
-  it("told the registry is closed, reports a missing runtime before downloading or starting anything", async () => {
-    const { events, left } = await runProgram(enrollmentPlan(LEASE, fakeEnrollment(), undefined, false));
-    expect(outcomeOf(events)).toMatchObject({ event: "failed", phase: "reuse", code: "runtime-missing" });
-    expect(phasesOf(events).map((p) => p.phase)).toEqual(["preparation", "reuse"]);
-    expect(left.filter((entry) => !/^(bootstrap\.mjs|\.openclaw-worker(\/node-runtimes)?)$/.test(entry))).toEqual([]);
-  });
-});
-
 describe("bootstrap protocol", () => {
   it("reads its own lines and ignores anything else on stdout", () => {
     const events = parseEvents(

@@ -30,8 +30,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const systemTmp = tmpdir();
   // createOwnedTempDir first removes the run dirs of runs that were SIGKILLed.
   const run = await createOwnedTempDir(RUN_PREFIX, systemTmp);
-  // It stands in for /tmp, so it is /tmp's mode: specs run programs as other users (the bootstrap program as
-  // `nobody`) in dirs of their own under it.
+  // It stands in for /tmp, so it has /tmp's mode: a program a spec runs as another user may make its own
+  // files in it, as it could in /tmp.
   await chmod(run.path, 0o1777);
   const before = await readdir(systemTmp);
   const previous = process.env.TMPDIR;
