@@ -55,7 +55,7 @@ export async function sweepStaleTempDirs(prefix: string, parent = tmpdir()): Pro
   const removed: string[] = [];
   for (const name of await readdir(parent).catch(() => [] as string[])) {
     const pid = ownerPidOf(name, prefix);
-    if (pid === undefined || pid === process.pid || alive(pid)) continue;
+    if (pid === undefined || pid === process.pid || isAlive(pid)) continue;
     const full = path.join(parent, name);
     const info = await stat(full).catch(() => undefined);
     if (!info?.isDirectory() || info.uid !== process.getuid?.()) continue;
@@ -65,12 +65,12 @@ export async function sweepStaleTempDirs(prefix: string, parent = tmpdir()): Pro
   return removed;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process `pid` exists (EPERM: it does, as another user's). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    // EPERM: the process exists but is another user's.
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

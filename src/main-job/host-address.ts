@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { promisify } from "node:util";
+import { isAlive } from "../emulator/data-dir.js";
 import { hostAddresses } from "../emulator/host-addresses.js";
 
 const run = promisify(execFile);
@@ -24,15 +25,6 @@ async function removeStaleLinks(): Promise<void> {
   for (const match of stdout.matchAll(/^\d+: (vsbjob-([0-9a-z]+))@/gm)) {
     const pid = Number.parseInt(match[2]!, 36);
     if (!isAlive(pid)) await run("ip", ["link", "del", match[1]!]).catch(() => undefined);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -52,3 +52,9 @@ export async function raw(api: LocalSandboxApi, method: string, path: string, bo
   };
   return { status: res.status, json, text };
 }
+
+/** Runs a bash script in a sandbox (as sandbox root with `sudo`): its exit code, stdout and stderr. */
+export async function sh(sandbox: Awaited<ReturnType<Sdk["Sandbox"]["create"]>>, script: string, sudo = false) {
+  const done = await sandbox.runCommand({ cmd: "bash", args: ["-c", script], sudo });
+  return { code: done.exitCode, out: await done.stdout(), err: await done.stderr() };
+}

@@ -16,16 +16,11 @@ import {
   shiftId,
 } from "../../src/emulator/id-ranges.js";
 import { shiftOwners } from "../../src/emulator/owner-shift.js";
-import { connect, SDKS, useEmulator } from "./harness.js";
+import { connect, SDKS, sh, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();
 const { Sandbox } = SDKS[1]![1];
 type Box = Awaited<ReturnType<typeof Sandbox.create>>;
-
-async function sh(sandbox: Box, script: string, sudo = false) {
-  const done = await sandbox.runCommand({ cmd: "bash", args: ["-c", script], sudo });
-  return { code: done.exitCode, out: await done.stdout(), err: await done.stderr() };
-}
 
 let tags = 0;
 /** Starts `sleep` in the sandbox as its default user; answers the host pid of that process. */

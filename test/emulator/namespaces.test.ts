@@ -9,17 +9,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { connect, SDKS, useEmulator } from "./harness.js";
+import { connect, SDKS, sh, useEmulator } from "./harness.js";
 import { hostPidsOf } from "./host-processes.js";
 
 const emulator = useEmulator();
 const { Sandbox } = SDKS[1]![1];
-type Box = Awaited<ReturnType<typeof Sandbox.create>>;
-
-async function sh(sandbox: Box, script: string, sudo = false) {
-  const done = await sandbox.runCommand({ cmd: "bash", args: ["-c", script], sudo });
-  return { code: done.exitCode, out: await done.stdout(), err: await done.stderr() };
-}
 
 /** The shm ids `ipcs -m` lists in the namespace it runs in. */
 function shmIds(ipcsOutput: string): string[] {
