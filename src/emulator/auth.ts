@@ -4,17 +4,22 @@
 // proxy) reaches the API without the token. Answers follow Vercel's REST API: a missing or wrong
 // token is 403 `forbidden` (Vercel answers 403, not 401, with `missingToken`/`invalidToken`), a
 // team the token does not belong to is 403 `forbidden`, an unknown project is 404 `not_found`.
-// The presented token is never echoed, logged or kept.
+// Besides its opaque token the emulator accepts the OIDC-style JWTs it signs itself (oidc.ts), as
+// Vercel accepts a project's OIDC token; any other JWT (unsigned, forged, expired, another project)
+// is 403. The presented token is never echoed, logged or kept.
 
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { HttpError } from "./http.js";
+import type { OidcIssuer } from "./oidc.js";
 
 /** The one team and project an emulator serves, and the token that opens them. */
 export interface ApiScope {
   token: string;
   teamId: string;
   projectId: string;
+  /** Mints and verifies the emulator's OIDC-style JWTs (oidc.ts); absent, every JWT is refused. */
+  oidc?: OidcIssuer;
 }
 
 /** Thrown by startLocalSandboxApi for a `token` option the SDK could not send as given. */
@@ -59,13 +64,31 @@ export function authorize(scope: ApiScope, req: IncomingMessage, url: URL): void
       missingToken: true,
     });
   }
-  if (!sameToken(match[1]!, scope.token))
-    throw forbidden("Not authorized: the token is not valid", { invalidToken: true });
+  assertToken(scope, match[1]!);
   // The SDK sends `teamId` on every request; a request without one would act outside the team.
   if (url.searchParams.get("teamId") !== scope.teamId) {
     throw forbidden("Not authorized: the token has no access to this team (check `teamId`)");
   }
   assertProject(scope, projectOf(url));
+}
+
+/**
+ * The opaque token, or a JWT the emulator signed that is unexpired and names its team and project.
+ * Every refusal is Vercel's 403 `forbidden`; a bad or expired token also carries `invalidToken`.
+ */
+function assertToken(scope: ApiScope, presented: string): void {
+  if (presented.split(".").length !== 3) {
+    if (!sameToken(presented, scope.token))
+      throw forbidden("Not authorized: the token is not valid", { invalidToken: true });
+    return;
+  }
+  const verdict = scope.oidc?.verify(presented) ?? { ok: false, reason: "signature" };
+  if (verdict.ok) return;
+  if (verdict.reason === "expired") {
+    throw forbidden("Not authorized: the OIDC token has expired (refresh VERCEL_OIDC_TOKEN)", { invalidToken: true });
+  }
+  if (verdict.reason === "scope") throw forbidden("Not authorized: the OIDC token is for another team or project");
+  throw forbidden("Not authorized: the token is not valid", { invalidToken: true });
 }
 
 /** 404 for a project other than the emulator's; `null` (the endpoint sends none) passes. */

@@ -14,6 +14,7 @@ import { createOwnedTempDir, DATA_DIR_PREFIX, type OwnedTempDir } from "./data-d
 import { type Faults, FaultTable } from "./faults.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
+import { type IssueOptions, OidcIssuer } from "./oidc.js";
 import { type CommandLogEntry, Registry } from "./registry.js";
 import { RouteClient } from "./route-client.js";
 import { createApiServer, listen, type RequestLogEntry } from "./server.js";
@@ -21,6 +22,7 @@ import { createApiServer, listen, type RequestLogEntry } from "./server.js";
 export { EmulatorTokenError } from "./auth.js";
 export type { FaultRule, Faults } from "./faults.js";
 export { EmulatorIsolationError } from "./isolation.js";
+export type { IssueOptions as OidcIssueOptions } from "./oidc.js";
 export type { CommandLogEntry } from "./registry.js";
 export type { RequestLogEntry } from "./server.js";
 
@@ -40,6 +42,21 @@ export interface LocalSandboxApiOptions {
    * printable characters, and not JWT-shaped (the SDK would rewrite it).
    */
   token?: string;
+  /** Lifetime of the OIDC tokens the emulator issues (`credentials.oidcToken`); default 12 hours, as `vercel env pull`. */
+  oidcLifetimeSeconds?: number;
+}
+
+/** The opaque credentials, and (not enumerable, so `{...credentials}` never copies it) an OIDC token. */
+export interface EmulatorCredentials {
+  token: string;
+  teamId: string;
+  projectId: string;
+  /**
+   * A JWT the emulator signed for its team and project, as `vercel env pull` writes to
+   * VERCEL_OIDC_TOKEN: with it there, the SDK needs no credentials. A fresh one is minted
+   * when the last is within 5 minutes of expiry (the SDK's own refresh margin).
+   */
+  readonly oidcToken: string;
 }
 
 export interface LocalSandboxApi {
@@ -47,7 +64,9 @@ export interface LocalSandboxApi {
   /** Pass as the SDK's `fetch` option. */
   fetch: typeof globalThis.fetch;
   /** Opaque (non-JWT) credentials to pass to every static SDK call; requests without them are refused. */
-  credentials: { token: string; teamId: string; projectId: string };
+  credentials: EmulatorCredentials;
+  /** Mints an emulator-signed OIDC token (another project or a past expiry mint ones it refuses, for tests). */
+  issueOidcToken(options?: IssueOptions): string;
   requests(): RequestLogEntry[];
   /** Every command sandboxes were asked to run (argv as received), oldest first. */
   commands(): CommandLogEntry[];
@@ -70,7 +89,10 @@ const ROUTE_URL = /^https:\/\/[^/]+\.vercel\.run(?::443)?(\/|$)/i;
 
 export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
   assertIsolationAvailable();
-  const scope: ApiScope = { token: tokenFrom(options.token), teamId: "team_emulator", projectId: "prj_emulator" };
+  const teamId = "team_emulator";
+  const projectId = "prj_emulator";
+  const oidc = new OidcIssuer(teamId, projectId, options.oidcLifetimeSeconds);
+  const scope: ApiScope = { token: tokenFrom(options.token), teamId, projectId, oidc };
   const owned = options.dataDir ? undefined : await createOwnedTempDir(DATA_DIR_PREFIX);
   try {
     return await serve(options, scope, path.resolve(options.dataDir ?? owned!.path), owned);
@@ -137,10 +159,31 @@ async function serve(
       dispatcher: () => routeClient.dispatcher(),
       address: async () => ({ host: "127.0.0.1", port: await lifecycle.routes.listenPort() }),
     },
-    credentials: { ...scope },
+    credentials: credentialsOf(scope, scope.oidc!),
+    issueOidcToken: (issue) => scope.oidc!.issue(issue),
     requests: () => log.map((e) => ({ ...e })),
     commands: () => registry.commandLog.map((e) => ({ ...e, args: [...e.args] })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
     close,
   };
+}
+
+/** SDK refresh margin: `@vercel/oidc` treats a token expiring within 5 minutes as expired. */
+const REFRESH_MARGIN_SECONDS = 5 * 60;
+
+function credentialsOf(scope: ApiScope, oidc: OidcIssuer): EmulatorCredentials {
+  const credentials = { token: scope.token, teamId: scope.teamId, projectId: scope.projectId };
+  let current: { token: string; exp: number } | undefined;
+  Object.defineProperty(credentials, "oidcToken", {
+    enumerable: false,
+    get() {
+      if (!current || current.exp - Date.now() / 1000 <= REFRESH_MARGIN_SECONDS) {
+        const token = oidc.issue();
+        const verdict = oidc.verify(token);
+        current = { token, exp: verdict.ok ? verdict.claims.exp : 0 };
+      }
+      return current.token;
+    },
+  });
+  return credentials as EmulatorCredentials;
 }
