@@ -47,17 +47,31 @@ export function refuseMounts(body: Body): void {
   }
 }
 
+/**
+ * Secure Compute networks (`networkId`, SDK 3.5) do not exist here: a sandbox that silently lacked
+ * its private network would reach what it must not, or not reach what it needs, so refuse it.
+ */
+export function refuseNetworkId(body: Body): void {
+  if (body.networkId === undefined || body.networkId === null) return;
+  throw badRequest(
+    "`networkId` (a Secure Compute private network) is not available in the local Vercel Sandbox emulator",
+  );
+}
+
 /** The region pair after applying a body to `current` (create: none); conflicting pairs are a 400. */
 export function regionsOf(body: Body, current?: Pick<SandboxRecord, "region" | "failoverRegions">) {
+  const named = field.string(body, "region");
   return checkedRegions({
-    region: field.string(body, "region") ?? current?.region ?? DEFAULT_REGION,
+    region: named ?? current?.region ?? DEFAULT_REGION,
     failoverRegions: field.stringArray(body, "failoverRegions") ?? current?.failoverRegions,
+    regionNamed: named !== undefined,
   });
 }
 
 /** The settings shared by create and fork, validated; `base` supplies fork's inherited values. */
 export function settingsOf(body: Body, base?: SandboxRecord) {
   refuseMounts(body);
+  refuseNetworkId(body);
   return {
     persistent: field.boolean(body, "persistent") ?? base?.persistent ?? true,
     ...regionsOf(body, base),

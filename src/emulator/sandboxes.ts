@@ -17,6 +17,7 @@ import {
   policyOf,
   portsOf,
   refuseMounts,
+  refuseNetworkId,
   regionsOf,
   type SandboxSettings,
   settingsOf,
@@ -97,6 +98,14 @@ async function bootNew(
   sandboxAndSession(ctx, sandbox, session);
 }
 
+/** A snapshot that once existed (deleted or expired) is 410 `snapshot_not_found`, as Vercel answers; one never seen is 404. */
+function snapshotGone(ctx: Ctx, id: string | undefined): HttpError {
+  const known = id !== undefined && ctx.registry.snapshots.has(id);
+  return known
+    ? new HttpError(410, "snapshot_not_found", `Snapshot ${id} was deleted or has expired`)
+    : new HttpError(404, "snapshot_not_found", `Snapshot ${id} was not found`);
+}
+
 /** S1: POST /v3/sandboxes, or /v2/sandboxes when `runtime` is set. */
 export async function createSandbox(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
@@ -111,9 +120,7 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
   if (source) {
     if (source.type === "snapshot") {
       fromSnapshot = field.string(source, "snapshotId");
-      if (!ctx.registry.liveSnapshot(fromSnapshot)) {
-        throw new HttpError(404, "snapshot_not_found", `Snapshot ${fromSnapshot} was not found`);
-      }
+      if (!ctx.registry.liveSnapshot(fromSnapshot)) throw snapshotGone(ctx, fromSnapshot);
     } else {
       throw badRequest(
         `The emulator cannot fetch a \`${String(source.type)}\` source (it has no network); use a snapshot`,
@@ -193,6 +200,7 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   const sandbox = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
   refuseMounts(body);
+  refuseNetworkId(body);
   const regions = regionsOf(body, sandbox);
   const ports = portsOf(body);
   const policy = policyOf(body);
@@ -202,8 +210,7 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   const persistent = field.boolean(body, "persistent");
   const snapshotExpiration = field.number(body, "snapshotExpiration");
   const restore = field.string(body, "currentSnapshotId");
-  if (restore && !ctx.registry.liveSnapshot(restore))
-    throw new HttpError(404, "snapshot_not_found", `Snapshot ${restore} was not found`);
+  if (restore && !ctx.registry.liveSnapshot(restore)) throw snapshotGone(ctx, restore);
   const keep = body.keepLastSnapshots === null ? null : field.object(body, "keepLastSnapshots");
   if (ports) sandbox.ports = ports;
   if (policy) sandbox.networkPolicy = policy;

@@ -62,6 +62,24 @@ describe.each(SDKS)("Vercel's answers with SDK %s", (version, { Sandbox, Snapsho
     await sandbox.delete();
   });
 
+  it("failoverRegions that include only the default region are accepted; naming that region is a 400", async () => {
+    const api = emulator();
+    const name = `default-failover-${tag}`;
+    const sandbox = await Sandbox.create({ ...connect(api), name, failoverRegions: ["iad1", "sfo1"] });
+    expect(sandbox.region).toBe("iad1");
+    expect(sandbox.failoverRegions).toEqual(["iad1", "sfo1"]);
+    const named = await Sandbox.create({
+      ...connect(api),
+      name: `${name}-named`,
+      region: "iad1",
+      failoverRegions: ["iad1", "sfo1"],
+    }).catch((e) => e);
+    expect(named).toBeInstanceOf(APIError);
+    expect(named.response.status).toBe(400);
+    expect(named.json.error.message).toContain("primary region");
+    await sandbox.delete();
+  });
+
   it("openInteractive answers an honest 422 instead of a URL nobody can connect to, without resuming", async () => {
     const api = emulator();
     const sandbox = await Sandbox.create(connect(api));
@@ -111,11 +129,34 @@ describe("drive routes (SDK latest)", () => {
   });
 });
 
+describe("Secure Compute networks (SDK latest)", () => {
+  const { Sandbox, APIError } = SDKS[1]![1];
+
+  it("`networkId` on create, fork and update is a 400 that names it, and creates nothing", async () => {
+    const api = emulator();
+    const created = await Sandbox.create({ ...connect(api), name: "private", networkId: "net_1" }).catch((e) => e);
+    expect(created).toBeInstanceOf(APIError);
+    expect(created.response.status).toBe(400);
+    expect(created.json.error.message).toContain("networkId");
+    expect((await Sandbox.get({ ...connect(api), name: "private" }).catch((e) => e)).response.status).toBe(404);
+    const sandbox = await Sandbox.create({ ...connect(api), name: "public" });
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: "public", networkId: "net_1" }).catch((e) => e);
+    expect(fork.response.status).toBe(400);
+    expect(fork.json.error.message).toContain("networkId");
+    const update = await sandbox.update({ networkId: "net_1" }).catch((e) => e);
+    expect(update.response.status).toBe(400);
+    expect(update.json.error.message).toContain("networkId");
+    expect((await Sandbox.get({ ...connect(api), name: "public" })).networkId).toBeUndefined();
+    await sandbox.delete();
+  });
+});
+
 describe("region conflicts (pure)", () => {
   it.each([
     { region: "iad1" },
     { region: "iad1", failoverRegions: [] },
     { region: "iad1", failoverRegions: ["sfo1", "cdg1"] },
+    { region: "iad1", failoverRegions: ["iad1", "sfo1"], regionNamed: false },
   ])("%j is consistent", (settings) => {
     expect(regionConflict(settings)).toBeUndefined();
   });

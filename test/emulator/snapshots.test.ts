@@ -45,8 +45,13 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
       source: { type: "snapshot", snapshotId: forever.snapshotId },
     }).catch((e) => e);
     expect(error).toBeInstanceOf(APIError);
-    expect(error.response.status).toBe(404);
+    expect(error.response.status).toBe(410);
     expect(error.json.error.code).toBe("snapshot_not_found");
+    const unknown = await Sandbox.create({
+      ...connect(api),
+      source: { type: "snapshot", snapshotId: "snap_never_existed" },
+    }).catch((e) => e);
+    expect(unknown.response.status).toBe(404);
     await sandbox.delete({ deleteOrphanSnapshots: true });
   });
 
