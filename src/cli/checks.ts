@@ -3,7 +3,7 @@
 // Vercel, the gateway) are in doctor.ts.
 import { NODE_ENGINES_TEXT, satisfiesEngines } from "../provider/enrollment/index.js";
 import { egressPolicy } from "../provider/policy.js";
-import type { ProfileSettings } from "../provider/settings.js";
+import type { ProfileSettings } from "../settings/index.js";
 import type { EnrollmentOrigin } from "./origin.js";
 import { type ProfileEntry, settingsPath } from "./profiles.js";
 

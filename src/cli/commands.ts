@@ -4,10 +4,10 @@
 import { addGatewayClientOptions, callGatewayFromCli, type GatewayRpcOpts } from "openclaw/plugin-sdk/gateway-runtime";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 import { resolveStateDir } from "openclaw/plugin-sdk/state-paths";
+import { messageOf } from "../infra/index.js";
 import { ImageStore } from "../preparation/store.js";
-import { VercelClient } from "../provider/client.js";
 import { LeaseLedger } from "../provider/ledger.js";
-import { messageOf } from "../provider/redact.js";
+import { VercelClient } from "../vercel/index.js";
 import { renderDoctor, runDoctor } from "./doctor.js";
 import type { GatewayCall } from "./gateway.js";
 import { planGc, renderGc, runGc } from "./gc.js";

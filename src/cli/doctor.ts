@@ -1,11 +1,12 @@
 // `openclaw vercel-sandbox doctor`: read-only checks, each with a remedy when it does not pass. It reads the
 // config, this process's environment (credentials are resolved, never printed), Vercel (one tagged list per
 // profile, which proves token, team and project together) and, if it answers, the gateway. It changes nothing.
+
+import { messageOf } from "../infra/index.js";
 import { TAG_SCOPE } from "../provider/allocation.js";
-import type { VercelClient } from "../provider/client.js";
-import { defaultSecretResolver, resolveCredentials } from "../provider/credentials.js";
-import { messageOf } from "../provider/redact.js";
-import type { CredentialSource, ProfileSettings } from "../provider/settings.js";
+import type { CredentialSource, ProfileSettings } from "../settings/index.js";
+import type { VercelClient } from "../vercel/index.js";
+import { defaultSecretResolver, resolveCredentials } from "../vercel/index.js";
 import { type Check, type CheckStatus, checkEgress, checkNode, checkOrigin, checkProfiles, worst } from "./checks.js";
 import { type GatewayCall, readGateway } from "./gateway.js";
 import { enrollmentOrigin } from "./origin.js";

@@ -2,8 +2,9 @@
 // leases it owns) from `environments.list`, and the in-process state (keepalive, idle clock) from this
 // plugin's read-only `vercelSandbox.status` method. An unreachable gateway is a result, not a failure: every
 // command still reports what it can see without it, and says how to connect.
+
+import { messageOf } from "../infra/index.js";
 import { PROVIDER_ID } from "../provider/provider.js";
-import { messageOf } from "../provider/redact.js";
 import { type GatewayStatus, STATUS_METHOD } from "./gateway-status.js";
 
 export type GatewayCall = (method: string, params: unknown) => Promise<unknown>;

@@ -9,12 +9,13 @@
 // is buried first (so no replay re-creates it), the sandbox deleted with the snapshots it owns except those
 // the warm-image store retains, and its absence proven before it counts as removed; then, as destroy does,
 // the lease's allocation choice is released so it no longer pins an image.
+
+import { messageOf } from "../infra/index.js";
 import type { ImageStore } from "../preparation/store.js";
 import { leaseIdOf } from "../provider/allocation.js";
-import type { SandboxSummary } from "../provider/client.js";
 import type { LeaseLedger, Tombstone } from "../provider/ledger.js";
-import { messageOf } from "../provider/redact.js";
 import { type AbsenceProof, ReleaseUnprovenError, releaseSandbox } from "../provider/release.js";
+import type { SandboxSummary } from "../vercel/index.js";
 import type { GatewayView } from "./gateway.js";
 import type { Listing } from "./sandboxes.js";
 import { formatTable, indented } from "./table.js";

@@ -7,8 +7,9 @@
 // sandbox created after the listing is not in it, so gc cannot judge it. Read the other way round (or at
 // once), a provision landing between the two reads would show a sandbox with no environment: a false orphan.
 // The ledger comes last: a tombstone written meanwhile is proof too, and one missing keeps the sandbox.
-import type { VercelClient } from "../provider/client.js";
+
 import type { LeaseLedger } from "../provider/ledger.js";
+import type { VercelClient } from "../vercel/index.js";
 import { type GatewayCall, readGateway } from "./gateway.js";
 import type { ProfileEntry } from "./profiles.js";
 import { listProfiles } from "./sandboxes.js";

@@ -2,7 +2,7 @@
 // parsed as the provider would parse it, with the scope its sandboxes are tagged with. Pure.
 import { effectiveScope } from "../provider/allocation.js";
 import { PROVIDER_ID } from "../provider/provider.js";
-import { type ProfileSettings, parseSettings, SettingsError } from "../provider/settings.js";
+import { type ProfileSettings, parseSettings, SettingsError } from "../settings/index.js";
 
 export type ProfileEntry =
   | { id: string; ok: true; settings: ProfileSettings; scope: string }

@@ -1,11 +1,11 @@
 // Our sandboxes on Vercel, per profile: those tagged with the profile's scope, listed through the client seam
 // with the credentials this CLI process can resolve. Embedded profiles are not listed: their emulator runs
 // inside the gateway process, which a CLI process cannot see (and must not start a second one of).
+
+import { messageOf } from "../infra/index.js";
 import { TAG_SCOPE } from "../provider/allocation.js";
-import type { SandboxSummary, VercelClient, VercelProject } from "../provider/client.js";
-import { CredentialsError } from "../provider/credentials.js";
-import { messageOf } from "../provider/redact.js";
-import { VercelApiError } from "../provider/vercel-errors.js";
+import type { SandboxSummary, VercelClient, VercelProject } from "../vercel/index.js";
+import { CredentialsError, VercelApiError } from "../vercel/index.js";
 import type { ProfileEntry } from "./profiles.js";
 
 export const EMBEDDED_NOTE =

@@ -2,7 +2,7 @@
 // gateway's side of the contract, not our modules, so faking them is the only way to drive a provider
 // outside a gateway. The secret values are recognisable so redaction checks can look for them.
 import { randomBytes } from "node:crypto";
-import type { NodeEnrollment, ProvisionOptions } from "../provider/types.js";
+import type { NodeEnrollment, ProvisionOptions } from "../infra/index.js";
 
 export const BOOTSTRAP_TOKEN = `bootstrap-${randomBytes(12).toString("hex")}`;
 export const SETUP_CODE = `setupcode-${randomBytes(12).toString("hex")}`;

@@ -16,7 +16,7 @@ import {
   StatusResultSchema,
   type SuspendResult,
   SuspendResultSchema,
-} from "../suspend/protocol.js";
+} from "../protocol/index.js";
 
 export interface GatewayClientOptions {
   /** The gateway's base URL, e.g. https://vm1.example:18789 */

@@ -2,8 +2,36 @@
 // sleep and wake: verify the resident's notifications, drive status/suspend/resume, and the wire protocol as
 // TypeBox schemas (docs/protocol.md describes the same).
 
-export * from "../suspend/protocol.js";
-export { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../suspend/signature.js";
+export {
+  type ErrorBody,
+  ErrorBodySchema,
+  MAX_BODY_BYTES,
+  NONCE_HEADER,
+  type Notification,
+  NotificationSchema,
+  NotifyReasonSchema,
+  type ResumeRequest,
+  ResumeRequestSchema,
+  type ResumeResult,
+  ResumeResultSchema,
+  ROUTE_PREFIX,
+  ROUTES,
+  SIGNATURE_HEADER,
+  type StatusResult,
+  StatusResultSchema,
+  SuspendBusySchema,
+  SuspendDrainingSchema,
+  SuspendReadySchema,
+  type SuspendRequest,
+  SuspendRequestSchema,
+  type SuspendResult,
+  SuspendResultSchema,
+  SuspensionPhaseSchema,
+  signNotification,
+  TIMESTAMP_HEADER,
+  type Worker,
+  WorkerSchema,
+} from "../protocol/index.js";
 export { type CheckpointInfo, checkpointsToDelete } from "./checkpoints.js";
 export {
   type AbortRelease,

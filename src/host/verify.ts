@@ -4,8 +4,14 @@
 // an expiry of `expiresAtMs - nowMs + 1` ms).
 
 import { Value } from "@sinclair/typebox/value";
-import { type Notification, NotificationSchema } from "../suspend/protocol.js";
-import { NONCE_HEADER, SIGNATURE_HEADER, signatureMatches, TIMESTAMP_HEADER } from "../suspend/signature.js";
+import {
+  NONCE_HEADER,
+  type Notification,
+  NotificationSchema,
+  SIGNATURE_HEADER,
+  signatureMatches,
+  TIMESTAMP_HEADER,
+} from "../protocol/index.js";
 
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
 

@@ -1,8 +1,8 @@
 // Preparation's view of a sandbox: core's project transport (`runScript`, `upload`) and the preparation
 // program's actions, all through the client seam's SandboxBox. Nothing here decides anything.
 import { open } from "node:fs/promises";
-import type { SandboxBox } from "../provider/client.js";
-import { redact } from "../provider/redact.js";
+import { redact } from "../infra/index.js";
+import type { SandboxBox } from "../vercel/index.js";
 import { PREPARATION_ENV, PREPARATION_PROGRAM, PROBED_COMMANDS, RECIPE_INPUTS, SCRUBBED_PATHS } from "./program.js";
 
 /** Writes larger than this are split, so no single request carries a whole Git pack. */

@@ -4,8 +4,8 @@
 // sandbox's default user in the prepared checkout, with a minimal setup environment plus the recipe's
 // containerEnv/remoteEnv; nothing is written to profile files, so that environment reaches no other process.
 import type { LifecycleCommand, PhaseName, Recipe, SingleCommand } from "../devcontainer/index.js";
-import type { SandboxBox } from "../provider/client.js";
-import { redact } from "../provider/redact.js";
+import { redact } from "../infra/index.js";
+import type { SandboxBox } from "../vercel/index.js";
 import { capTail, OUTPUT_TAIL_BYTES } from "./diagnostics.js";
 import type { PhaseReport } from "./types.js";
 

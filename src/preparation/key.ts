@@ -4,7 +4,7 @@
 // project's image in place, on top of what earlier recipes left. Shared by commit, images have a key of their
 // own (never one a project-shared image was built under) and serve only leases of the commit that built them.
 import { createHash } from "node:crypto";
-import type { ImageSharing, ProfileSettings } from "../provider/settings.js";
+import type { ImageSharing, ProfileSettings } from "../settings/index.js";
 
 /** Bump when what a prepared image contains changes shape, so older images are not reused. */
 const IMAGE_FORMAT = 1;

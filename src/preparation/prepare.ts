@@ -7,9 +7,9 @@
 // failed declared recipe (devcontainer file or fallback script) is a DeclaredPreparationError, which the
 // provider turns into a visible dispatch error after releasing the sandbox.
 import { type PreparationEvent, planPhases, type Recipe, RecipeError, resolveRecipe } from "../devcontainer/index.js";
-import type { SandboxBox, SandboxHandle, VercelProject } from "../provider/client.js";
-import { redact } from "../provider/redact.js";
-import type { NodeRuntimePreparation, ProjectPreparation } from "../provider/types.js";
+import type { NodeRuntimePreparation, ProjectPreparation } from "../infra/index.js";
+import { redact } from "../infra/index.js";
+import type { SandboxBox, SandboxHandle, VercelProject } from "../vercel/index.js";
 import { projectTransport, recordPreparation, type SyncResult, scrubBox, syncCheckout } from "./box.js";
 import { type PhaseOutcome, runPhases } from "./commands.js";
 import { substitutionWarnings } from "./diagnostics.js";

@@ -6,8 +6,9 @@
 // in the store first (from then on the image serves no allocation), requested from Vercel, then proven by a
 // lookup before the record is forgotten; a failure is recorded and retried by a later pass. Images of
 // profiles that are not configured are left alone: their rules are unknown.
-import type { VercelProject } from "../provider/client.js";
-import { messageOf } from "../provider/redact.js";
+
+import { messageOf } from "../infra/index.js";
+import type { VercelProject } from "../vercel/index.js";
 import type { ImageStore } from "./store.js";
 import { newestFirst } from "./store-state.js";
 import type { ImageRecord } from "./types.js";

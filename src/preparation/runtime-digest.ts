@@ -6,7 +6,7 @@
 // The measurement runs on the box, with the box's own sh, find and sha256sum: it catches a recipe that patches
 // a runtime file or swaps `node` for a wrapper, never a recipe that used sudo to replace those tools too. Only
 // `images.shareBy: "commit"` keeps another commit's recipe away from a worker.
-import type { SandboxBox } from "../provider/client.js";
+import type { SandboxBox } from "../vercel/index.js";
 import type { RuntimeDigest } from "./types.js";
 
 /** The box's answer was not the two lines the script prints: it cannot be compared, so it is not trusted. */

@@ -6,7 +6,7 @@
 //   lease in `released`, so a stale copy held by another instance never resurrects the image or the pin;
 // - choices by leaseId: the first recorded wins (a lease's choice never changes), the furthest phase;
 // - diagnostics by lease and time, the newest 50.
-import { DamagedFileError, type DurableFormat } from "../provider/durable-file.js";
+import { DamagedFileError, type DurableFormat } from "../infra/index.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
 
 export const STORE_BOUNDS = { keys: 128, images: 512, choices: 1024, diagnostics: 50 } as const;

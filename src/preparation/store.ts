@@ -7,7 +7,7 @@
 // the merge rules), so instances on one file keep each other's records. Images and choices are never
 // evicted: at a bound new ones are refused with cleanup guidance.
 import { join } from "node:path";
-import { DurableFile, type DurableFileOptions } from "../provider/durable-file.js";
+import { DurableFile, type DurableFileOptions } from "../infra/index.js";
 import {
   assertRoomForImage,
   emptyState,

@@ -1,6 +1,14 @@
 // The door of the provider room: the factory the plugin registers, and the types tests and hosts need.
-export type { EmbeddedBackend, SandboxHandle, SandboxSdk, VercelClientOptions } from "./client.js";
-export type { Credentials, SecretResolver } from "./credentials.js";
+
+export { type ProfileSettings, ProfileSettingsSchema, parseSettings, SettingsError } from "../settings/index.js";
+export type {
+  Credentials,
+  EmbeddedBackend,
+  SandboxHandle,
+  SandboxSdk,
+  SecretResolver,
+  VercelClientOptions,
+} from "../vercel/index.js";
 export {
   createVercelSandboxProvider,
   type EnrollmentContext,
@@ -10,4 +18,3 @@ export {
   type VercelSandboxProvider,
   type VercelSandboxProviderOptions,
 } from "./provider.js";
-export { type ProfileSettings, ProfileSettingsSchema, parseSettings, SettingsError } from "./settings.js";

@@ -5,7 +5,7 @@
 //
 // Each arming is its own entry: a tick that settles after its lease was disarmed and re-armed only ever
 // ends the entry that started it, never the new one.
-import { messageOf, redact } from "./redact.js";
+import { messageOf, redact } from "../infra/index.js";
 
 /** What a tick found: keep ticking, or end with a reason (logged unless the lease simply stopped running). */
 export type TickOutcome = { keep: true } | { keep: false; reason?: string };

@@ -9,7 +9,7 @@
 // failed write logged and repaired by the next one, durable and private), and a write merges with what is on
 // disk (union), so two provider instances on one file keep each other's tombstones.
 import { join } from "node:path";
-import { DamagedFileError, DurableFile, type DurableFileOptions } from "./durable-file.js";
+import { DamagedFileError, DurableFile, type DurableFileOptions } from "../infra/index.js";
 
 export interface Tombstone {
   sandboxName: string;

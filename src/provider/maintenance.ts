@@ -7,17 +7,17 @@
 // Only lost authority (`assertCurrent`) or an aborted signal stops the whole pass. Core hands `maintain` the
 // profiles' settings without their ids, in id order, so a failed profile is named by its position.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import type { MaintainContext, ProviderLogger } from "../infra/index.js";
+import { messageOf } from "../infra/index.js";
 import { profileKeyOf } from "../preparation/key.js";
 import { maintainImages, type RetentionProfile } from "../preparation/retention.js";
 import type { ImageStore } from "../preparation/store.js";
+import { type ProfileSettings, VCPU_CHOICES } from "../settings/index.js";
+import type { VercelProject } from "../vercel/index.js";
 import { effectiveScope, leaseIdOf, TAG_SCOPE } from "./allocation.js";
-import type { VercelProject } from "./client.js";
 import type { LeaseLedger } from "./ledger.js";
-import { messageOf } from "./redact.js";
 import { type AbsenceProof, type RetainedSnapshots, releaseSandbox } from "./release.js";
 import type { KeyedSerial } from "./serial.js";
-import { type ProfileSettings, VCPU_CHOICES } from "./settings.js";
-import type { MaintainContext, ProviderLogger } from "./types.js";
 
 const RELEASES_PER_PASS = 16;
 

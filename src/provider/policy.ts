@@ -7,8 +7,8 @@
 import { isIP } from "node:net";
 import type { NetworkPolicy } from "@vercel/sandbox";
 import ipaddr from "ipaddr.js";
+import { type ProfileSettings, VCPU_CHOICES } from "../settings/index.js";
 import { type Allocation, ownershipTags } from "./allocation.js";
-import { type ProfileSettings, VCPU_CHOICES } from "./settings.js";
 
 export const PACKAGE_REGISTRY_HOST = "registry.npmjs.org";
 const MEMORY_GB_PER_VCPU = 2;

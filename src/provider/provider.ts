@@ -5,27 +5,32 @@
 // cleanupIndeterminate when release could not be proven, plain (retryable) errors otherwise.
 import type { WorkerLease, WorkerLeaseStatus, WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import type { MaintainContext, ProviderLogger, ProvisionOptions } from "../infra/index.js";
+import { forgetSecrets, messageOf } from "../infra/index.js";
 import { DeclaredPreparationError, ImageRefusedError } from "../preparation/prepare.js";
 import { ImageStore } from "../preparation/store.js";
+import { type ProfileSettings, parseSettings, SettingsError } from "../settings/index.js";
+import {
+  BackendUnavailableError,
+  isFailure,
+  VercelClient,
+  type VercelClientOptions,
+  type VercelProject,
+} from "../vercel/index.js";
 import { type Allocation, AllocationError, allocate, sandboxNameOf } from "./allocation.js";
-import { BackendUnavailableError, VercelClient, type VercelClientOptions, type VercelProject } from "./client.js";
 import { NodeEnroller as BootstrapEnroller, type NodeEnrollerOptions } from "./enrollment/index.js";
 import { extensionMs, Keepalive, type TickOutcome } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
 import { maintenanceFailure, maintenancePass, type ProfileFailure } from "./maintenance.js";
 import { machineOptions, vcpusOfMachineClass } from "./policy.js";
-import { forgetSecrets, messageOf } from "./redact.js";
 import { type AbsenceProof, DEFAULT_ABSENCE_PROOF, type RetainedSnapshots, releaseSandbox } from "./release.js";
 import { KeyedSerial } from "./serial.js";
-import { type ProfileSettings, parseSettings, SettingsError } from "./settings.js";
 import { failProvision, sanitized } from "./steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "./steps/create-or-adopt.js";
 import { enrollNode, type NodeEnroller } from "./steps/enroll.js";
 import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice, type WarmImages } from "./steps/prepare.js";
 import type { AdoptLookups, ProvisionRun, ProvisionStep, StepContext } from "./steps/run.js";
 import { startWorker } from "./steps/worker-start.js";
-import type { MaintainContext, ProviderLogger, ProvisionOptions } from "./types.js";
-import { isFailure } from "./vercel-errors.js";
 
 export type { EnrollmentContext, NodeEnroller } from "./steps/enroll.js";
 export type { AdoptLookups, ProvisionStep } from "./steps/run.js";

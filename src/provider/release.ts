@@ -2,7 +2,7 @@
 // look it up until the API says it does not exist. A delete is not instantly visible to every reader of the
 // real API, so one "still there" is "not yet": the lookup is repeated with backoff, within a bound.
 import { setTimeout as sleep } from "node:timers/promises";
-import type { VercelProject } from "./client.js";
+import type { VercelProject } from "../vercel/index.js";
 
 export type RetainedSnapshots = (sandboxName: string) => Promise<ReadonlySet<string>>;
 

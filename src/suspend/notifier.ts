@@ -4,8 +4,8 @@
 
 import pRetry, { AbortError } from "p-retry";
 import { request } from "undici";
-import type { Notification } from "./protocol.js";
-import { signNotification } from "./signature.js";
+import type { Notification } from "../protocol/index.js";
+import { signNotification } from "../protocol/index.js";
 
 export interface NotifierOptions {
   url: string;

@@ -6,10 +6,10 @@
 import { randomUUID } from "node:crypto";
 import { dispatchGatewayMethod } from "openclaw/plugin-sdk/gateway-method-runtime";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
+import { ROUTES } from "../protocol/index.js";
 import { type ClockSnapshot, IdleClock } from "./clock.js";
 import { type SleepPolicy, sessionDeadline } from "./decide.js";
 import { notifyHost } from "./notifier.js";
-import { ROUTES } from "./protocol.js";
 import { Resident } from "./resident.js";
 import { createRoutes } from "./routes.js";
 import { resolveSuspendSettings, type SuspendConfigInput } from "./settings.js";

@@ -2,9 +2,9 @@
 // margin reached, or fenced), notifies the host. One notification in flight at a time; a failed one is retried
 // on later polls (and within itself, with backoff). Timers are unref'd and end with the service.
 
+import type { Notification } from "../protocol/index.js";
 import type { IdleClock } from "./clock.js";
 import { dueReason, type NotifyMemory, type SleepPolicy, shouldNotify } from "./decide.js";
-import type { Notification } from "./protocol.js";
 
 export interface ResidentOptions {
   clock: IdleClock;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { readJsonBodyWithLimit, sendHttpRequestRejection } from "openclaw/plugin-sdk/webhook-request-guards";
-import { MAX_BODY_BYTES, ResumeRequestSchema, SuspendRequestSchema } from "./protocol.js";
+import { MAX_BODY_BYTES, ResumeRequestSchema, SuspendRequestSchema } from "../protocol/index.js";
 import { type Dispatch, GatewayCallError, type Suspender } from "./suspender.js";
 
 const BODY_TIMEOUT_MS = 10_000;

@@ -1,7 +1,7 @@
 // The `suspend` block of the plugin config, resolved to milliseconds with defaults. Pure; the schema itself is in
 // src/config.ts (the manifest is generated from it).
 
-import { durationMs } from "../provider/duration.js";
+import { durationMs } from "../settings/index.js";
 
 export interface SuspendConfigInput {
   idleAfter?: number | string;

@@ -3,10 +3,10 @@
 // `dispatch` (dispatchGatewayMethod inside the authenticated request), so this file is testable with a stand-in.
 
 import type { GatewayMethodDispatchResponse } from "openclaw/plugin-sdk/gateway-method-runtime";
+import type { ResumeResult, StatusResult, SuspendResult, Worker } from "../protocol/index.js";
 import type { IdleClock } from "./clock.js";
 import { checkSuspend, dueReason, type SleepPolicy } from "./decide.js";
 import { AdmissionLock } from "./lock.js";
-import type { ResumeResult, StatusResult, SuspendResult, Worker } from "./protocol.js";
 import { needsSessionKeys, ourWorkers, planReclaim, type SessionRef, sessionKeys } from "./workers.js";
 
 export type Dispatch = (method: string, params?: unknown) => Promise<GatewayMethodDispatchResponse>;

@@ -4,7 +4,7 @@
 // `sessions.reclaim` takes a session key, so ids are mapped through `sessions.list`; a worker whose session is
 // not listed is destroyed instead. Pure: parsing and planning only.
 
-import type { Worker } from "./protocol.js";
+import type { Worker } from "../protocol/index.js";
 
 /** Worker states in which the gateway still holds a machine we must release before sleeping. */
 const LIVE = new Set(["requested", "provisioning", "bootstrapping", "ready", "attached", "idle"]);

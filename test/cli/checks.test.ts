@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { checkEgress, checkNode, checkProfiles, worst } from "../../src/cli/checks.js";
 import { vercelProfiles } from "../../src/cli/profiles.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
 
 describe("checkNode", () => {
   it.each(["v22.22.3", "v24.15.0", "v24.22.3", "v25.9.0", "v26.1.0"])("%s passes", (version) => {

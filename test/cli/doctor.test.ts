@@ -6,7 +6,7 @@ import type { Check } from "../../src/cli/checks.js";
 import { type DoctorInput, renderDoctor, runDoctor } from "../../src/cli/doctor.js";
 import { vercelProfiles } from "../../src/cli/profiles.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
-import { VercelClient } from "../../src/provider/client.js";
+import { VercelClient } from "../../src/vercel/client.js";
 
 let api: LocalSandboxApi;
 

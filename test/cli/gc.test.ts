@@ -13,8 +13,8 @@ import { vercelProfiles } from "../../src/cli/profiles.js";
 import { listProfiles } from "../../src/cli/sandboxes.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { ImageStore } from "../../src/preparation/store.js";
-import { VercelClient } from "../../src/provider/client.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
+import { VercelClient } from "../../src/vercel/client.js";
 
 const SCOPE = "gc-test";
 const HELD = "vsb_111111111111111111111111";

@@ -5,9 +5,9 @@ import { ourEnvironments, readGateway } from "../../src/cli/gateway.js";
 import { gatewayStatus, STATUS_METHOD } from "../../src/cli/gateway-status.js";
 import type { Listing } from "../../src/cli/sandboxes.js";
 import { buildStatus, renderStatus } from "../../src/cli/status.js";
-import { VercelClient } from "../../src/provider/client.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
 import { IdleClock } from "../../src/suspend/clock.js";
+import { VercelClient } from "../../src/vercel/client.js";
 
 const A = "vsb_aaaaaaaaaaaaaaaaaaaaaaaa";
 const B = "vsb_bbbbbbbbbbbbbbbbbbbbbbbb";

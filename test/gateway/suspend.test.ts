@@ -12,7 +12,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayClient, MemoryNonceStore, verifyNotification } from "../../src/host/index.js";
-import { MAX_BODY_BYTES, ROUTES } from "../../src/suspend/protocol.js";
+import { MAX_BODY_BYTES, ROUTES } from "../../src/protocol/protocol.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 
 let harness: GatewayHarness | undefined;

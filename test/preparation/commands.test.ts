@@ -4,10 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Recipe, resolveRecipe } from "../../src/devcontainer/index.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { registerSecret } from "../../src/infra/redact.js";
 import { runPhase, runPhases } from "../../src/preparation/commands.js";
-import { type SandboxBox, type SandboxHandle, VercelClient, type VercelProject } from "../../src/provider/client.js";
-import { registerSecret } from "../../src/provider/redact.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
+import { type SandboxBox, type SandboxHandle, VercelClient, type VercelProject } from "../../src/vercel/client.js";
 
 let api: LocalSandboxApi;
 let project: VercelProject;

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { ProvisionOptions } from "../../src/provider/types.js";
+import type { ProvisionOptions } from "../../src/infra/worker-types.js";
 import { type Artifact, artifactOf } from "../provider/fixtures/artifact.js";
 import type { Harness } from "../provider/fixtures/enrollment-harness.js";
 import { removeAfterwards } from "../setup/remove-afterwards.js";

@@ -1,8 +1,8 @@
 // The pure identities and refresh rule of warm images.
 import { describe, expect, it } from "vitest";
 import { IMAGE_REFRESH_AGE_MS, imageCurrentReason, imageKeyOf, profileKeyOf } from "../../src/preparation/key.js";
-import { parseSettings } from "../../src/provider/settings.js";
 import { imageExpirationMs } from "../../src/provider/steps/prepare.js";
+import { parseSettings } from "../../src/settings/profile.js";
 
 describe("image keys", () => {
   const base = parseSettings({ tokenEnv: "T", teamId: "team_a", projectId: "prj_a" });

@@ -8,14 +8,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { runPhase } from "../../src/preparation/commands.js";
+import { parseSettings } from "../../src/settings/profile.js";
 import {
   BoxOutputTooLargeError,
   type SandboxBox,
   type SandboxHandle,
   VercelClient,
   type VercelProject,
-} from "../../src/provider/client.js";
-import { parseSettings } from "../../src/provider/settings.js";
+} from "../../src/vercel/client.js";
 import { REPO_ROOT } from "../gateway/openclaw.js";
 import { ensureBuilt } from "../setup/build.js";
 

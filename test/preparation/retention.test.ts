@@ -6,8 +6,8 @@ import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/i
 import { maintainImages, planRetention, type RetentionProfile } from "../../src/preparation/retention.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import type { ImageRecord } from "../../src/preparation/types.js";
-import { type SandboxHandle, VercelClient, type VercelProject } from "../../src/provider/client.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
+import { type SandboxHandle, VercelClient, type VercelProject } from "../../src/vercel/client.js";
 import { imageRecord } from "./records.js";
 
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@
 // asks the store for a particular commit.
 import { describe, expect, it } from "vitest";
 import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../src/preparation/key.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
 
 describe("image sharing", () => {
   const profileKey = profileKeyOf(parseSettings({ tokenEnv: "T", teamId: "team_a", projectId: "prj_a" }), 2);

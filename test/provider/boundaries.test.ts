@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
-const ROOMS = ["provider", "preparation", "devcontainer"];
+const ROOMS = ["provider", "preparation", "devcontainer", "vercel", "infra", "settings"];
 
 function specifiersOf(file: string): string[] {
   const source = readFileSync(join(SRC, file), "utf8");
@@ -24,7 +24,7 @@ const files = ROOMS.flatMap((room) =>
 
 describe("provider room boundaries", () => {
   it("reads imports, static and dynamic", () => {
-    expect(specifiersOf("provider/client.ts")).toEqual(expect.arrayContaining(["@vercel/sandbox", "./credentials.js"]));
+    expect(specifiersOf("vercel/client.ts")).toEqual(expect.arrayContaining(["@vercel/sandbox", "./credentials.js"]));
     expect(files).toEqual(expect.arrayContaining(["provider/steps/prepare.ts", "preparation/prepare.ts"]));
   });
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN, fakeEnrollment, SETUP_CODE } from "../../src/conformance/fixtures.js";
+import type { NodeEnrollment } from "../../src/infra/worker-types.js";
 import { EnrollmentDescriptorError, satisfiesEngines } from "../../src/provider/enrollment/index.js";
 import { enrollmentPlan, normalizeFingerprint } from "../../src/provider/enrollment/plan.js";
 import { evidenceText, outcomeOf, parseEvents, phasesOf } from "../../src/provider/enrollment/protocol.js";
 import { egressPolicy } from "../../src/provider/policy.js";
-import { parseSettings } from "../../src/provider/settings.js";
-import type { NodeEnrollment } from "../../src/provider/types.js";
+import { parseSettings } from "../../src/settings/profile.js";
 
 const LEASE = "vsb_0123456789abcdef01234567";
 

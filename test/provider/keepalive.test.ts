@@ -2,8 +2,8 @@
 // here are the provider's callbacks (a parameter of the keepalive), so they are plain functions.
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { registerSecret } from "../../src/infra/redact.js";
 import { extensionMs, Keepalive, type TickOutcome } from "../../src/provider/keepalive.js";
-import { registerSecret } from "../../src/provider/redact.js";
 
 const MINUTE = 60_000;
 

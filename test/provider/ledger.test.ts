@@ -4,7 +4,7 @@ import * as fs from "node:fs/promises";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { DurableFs } from "../../src/provider/durable-file.js";
+import type { DurableFs } from "../../src/infra/durable-file.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
 import { recordingLogger, renamesFailing, tempStateDirs } from "../support/state-files.js";
 

@@ -10,7 +10,7 @@ import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf, TAG_SCOPE } from "../../src/provider/allocation.js";
 import { createVercelSandboxProvider } from "../../src/provider/index.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
 import { imageRecord } from "../preparation/records.js";
 import { recordingLogger, tempStateDirs } from "../support/state-files.js";
 

@@ -7,7 +7,7 @@ import {
   machineOptions,
   vcpusOfMachineClass,
 } from "../../src/provider/policy.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { parseSettings } from "../../src/settings/profile.js";
 
 describe("sandbox shape", () => {
   it("egress is deny-by-default: the package registry, the gateway once known, and the profile's additions", () => {

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import type { DurableFs } from "../../src/provider/durable-file.js";
+import type { DurableFs } from "../../src/infra/durable-file.js";
 
 /** Registers the cleanup in the calling spec file; each call of the result makes a fresh dir. */
 export function tempStateDirs(prefix: string): () => Promise<string> {

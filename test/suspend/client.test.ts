@@ -5,8 +5,8 @@
 // open; errors carry the status, never the token.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GatewayClient, GatewayHttpError, SuspendAbortedError } from "../../src/host/index.js";
+import { ROUTES, type SuspendResult } from "../../src/protocol/protocol.js";
 import type { IdleClock } from "../../src/suspend/clock.js";
-import { ROUTES, type SuspendResult } from "../../src/suspend/protocol.js";
 import { waitFor } from "../gateway/wait.js";
 import type { fakeGateway } from "./fake-gateway.js";
 import { type PluginServer, servePlugin } from "./plugin-server.js";

@@ -5,8 +5,8 @@
 import type { WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import { describe, expect, it } from "vitest";
 import entry from "../../src/index.js";
+import { ROUTES } from "../../src/protocol/protocol.js";
 import { FENCED_REPLY } from "../../src/suspend/plugin.js";
-import { ROUTES } from "../../src/suspend/protocol.js";
 
 type Handler = (event: Record<string, unknown>, ctx?: unknown) => unknown;
 

@@ -4,8 +4,8 @@
 // the plugin so a spec can act while the plugin is mid-call.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { ROUTES, type SuspendResult } from "../../src/protocol/protocol.js";
 import { IdleClock } from "../../src/suspend/clock.js";
-import { ROUTES, type SuspendResult } from "../../src/suspend/protocol.js";
 import { createRoutes } from "../../src/suspend/routes.js";
 import { type Dispatch, Suspender } from "../../src/suspend/suspender.js";
 import { fakeGateway } from "./fake-gateway.js";

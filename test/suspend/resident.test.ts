@@ -5,9 +5,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemoryNonceStore, type VerifyResult, verifyNotification } from "../../src/host/index.js";
+import type { Notification } from "../../src/protocol/protocol.js";
 import { IdleClock } from "../../src/suspend/clock.js";
 import { notifyHost } from "../../src/suspend/notifier.js";
-import type { Notification } from "../../src/suspend/protocol.js";
 import { Resident } from "../../src/suspend/resident.js";
 
 const SECRET = "resident-spec-secret-9f8e7d6c5b4a";

@@ -6,9 +6,9 @@
 // sandbox root so that no process of the sandbox account can read them (program/account.ts); the plan it
 // gets is not secret.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import type { SandboxBox } from "../client.js";
-import { messageOf, redact } from "../redact.js";
-import type { NodeEnrollment, NodeRuntimePreparation, ProviderLogger } from "../types.js";
+import type { NodeEnrollment, NodeRuntimePreparation, ProviderLogger } from "../../infra/index.js";
+import { messageOf, redact } from "../../infra/index.js";
+import type { SandboxBox } from "../../vercel/index.js";
 import { EnrollmentTimeoutError, EnrollmentWaitError, NodeBootstrapError, RuntimeMissingError } from "./errors.js";
 import {
   type BootstrapPlan,

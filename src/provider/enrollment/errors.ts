@@ -1,7 +1,7 @@
 // Named enrollment failures. Each carries the facts (phase, code) and a message that says what happened and
 // what to do; evidence from the box is appended once collected. Messages are redacted where they are built,
 // and again by the provider on the way out.
-import { redact } from "../redact.js";
+import { redact } from "../../infra/index.js";
 import { plainText } from "./protocol.js";
 
 /** A bootstrap step on the sandbox failed; `phase` is the step, `code` the reason (for example `http-401`). */

@@ -2,7 +2,7 @@
 // bootstrap program runs on the sandbox. Secrets are never part of a plan: they travel separately, in the
 // environment of the one bootstrap command, run as sandbox root (see driver.ts), so a plan may be logged, put
 // in argv or written to the sandbox without leaking anything.
-import type { NodeEnrollment, NodeRuntimePreparation } from "../types.js";
+import type { NodeEnrollment, NodeRuntimePreparation } from "../../infra/index.js";
 
 /** OpenClaw 2026.9.2's engines: `>=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0`, as the program compares them. */
 export const NODE_ENGINES: readonly EngineRange[] = [

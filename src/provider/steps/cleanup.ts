@@ -3,7 +3,7 @@
 // exception is a gateway shutdown (not an operator's Stop) during enrollment: the sandbox is kept so the
 // restarted gateway's replay adopts it instead of paying for a new one.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { messageOf } from "../redact.js";
+import { messageOf } from "../../infra/index.js";
 import { releaseSandbox } from "../release.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 

@@ -3,10 +3,10 @@
 // sandbox. Cleanup rule: `run.mayExist` turns true as soon as a sandbox of ours may exist.
 import { setTimeout as sleep } from "node:timers/promises";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import type { SandboxHandle, VercelProject } from "../../vercel/index.js";
+import { isFailure } from "../../vercel/index.js";
 import { TAG_SCOPE } from "../allocation.js";
-import type { SandboxHandle, VercelProject } from "../client.js";
 import { createRequest } from "../policy.js";
-import { isFailure } from "../vercel-errors.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 
 export async function createOrAdopt(run: ProvisionRun, context: StepContext, fromImage?: string) {

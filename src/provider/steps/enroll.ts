@@ -6,11 +6,11 @@
 // registry open again, for the reinstall alone, and the box ends at the enrolled stage whatever happens.
 // Secrets core hands over are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import type { SandboxBox, SandboxHandle } from "../client.js";
+import type { NodeEnrollment } from "../../infra/index.js";
+import { messageOf, registerSecret } from "../../infra/index.js";
+import type { SandboxBox, SandboxHandle } from "../../vercel/index.js";
 import { RuntimeMissingError } from "../enrollment/index.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
-import { messageOf, registerSecret } from "../redact.js";
-import type { NodeEnrollment } from "../types.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 
 export interface EnrollmentContext {

@@ -4,15 +4,15 @@
 // image has vanished fails visibly instead of silently switching the recorded choice. The credentials core hands
 // over for the image's runtime are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
+import type { NodeRuntimePreparation } from "../../infra/index.js";
+import { registerSecret } from "../../infra/index.js";
 import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../preparation/key.js";
 import { ImageRefusedError, type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
 import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
 import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
-import type { SandboxBox, SandboxHandle } from "../client.js";
+import type { SandboxBox, SandboxHandle } from "../../vercel/index.js";
+import { isFailure } from "../../vercel/index.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
-import { registerSecret } from "../redact.js";
-import type { NodeRuntimePreparation } from "../types.js";
-import { isFailure } from "../vercel-errors.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 
 export interface WarmImages {

@@ -1,11 +1,12 @@
 // What one provision attempt carries from step to step (allocate → create or adopt → prepare → enroll → keep
 // alive), and what the steps share from the provider. Each step lives in its own module; the one cleanup rule
 // for all of them is in cleanup.ts.
+
+import type { NodeEnrollment, ProviderLogger, ProvisionOptions } from "../../infra/index.js";
+import type { ProfileSettings } from "../../settings/index.js";
+import type { VercelProject } from "../../vercel/index.js";
 import type { Allocation } from "../allocation.js";
-import type { VercelProject } from "../client.js";
 import type { AbsenceProof, RetainedSnapshots } from "../release.js";
-import type { ProfileSettings } from "../settings.js";
-import type { NodeEnrollment, ProviderLogger, ProvisionOptions } from "../types.js";
 
 export type ProvisionStep = "allocated" | "adopted" | "prepared" | "enrollment-started" | "enrolled" | "released";
 

@@ -6,7 +6,7 @@
 import { planPhases } from "../../devcontainer/index.js";
 import { runPhases } from "../../preparation/commands.js";
 import { DeclaredPreparationError, type PrepareOutcome } from "../../preparation/prepare.js";
-import type { SandboxHandle } from "../client.js";
+import type { SandboxHandle } from "../../vercel/index.js";
 import type { ProvisionRun } from "./run.js";
 
 export async function startWorker(run: ProvisionRun, sandbox: SandboxHandle, prepared: PrepareOutcome) {

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:net";
 import { APIError } from "@vercel/sandbox";
 import { request, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classify } from "../../src/provider/vercel-errors.js";
+import { classify } from "../../src/vercel/errors.js";
 
 let dropping: Server;
 let droppingUrl: string;

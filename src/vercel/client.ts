@@ -8,12 +8,12 @@
 // the emulator.
 import * as defaultSdk from "@vercel/sandbox";
 import pRetry from "p-retry";
+import { registerSecret } from "../infra/index.js";
+import type { ProfileSettings } from "../settings/index.js";
 import { boundingCommandOutput, limitOutput, outputTally } from "./command-output.js";
 import { type Credentials, defaultSecretResolver, resolveCredentials, type SecretResolver } from "./credentials.js";
+import { classify, isFailure } from "./errors.js";
 import { refusingResume, rewritingFetch } from "./fetch.js";
-import { registerSecret } from "./redact.js";
-import type { ProfileSettings } from "./settings.js";
-import { classify, isFailure } from "./vercel-errors.js";
 
 type Fetch = typeof globalThis.fetch;
 export type SandboxSdk = Pick<typeof defaultSdk, "Sandbox" | "Snapshot">;

@@ -2,8 +2,8 @@
 // Request. Against the emulator, so a misrouted request shows as a failed one.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
-import { refusingResume, rewritingFetch } from "../../src/provider/fetch.js";
 import { createVercelSandboxProvider } from "../../src/provider/index.js";
+import { refusingResume, rewritingFetch } from "../../src/vercel/fetch.js";
 
 let api: LocalSandboxApi;
 beforeAll(async () => {

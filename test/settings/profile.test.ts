@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_TIMEOUT_MS, parseSettings, SettingsError } from "../../src/provider/settings.js";
+import { DEFAULT_TIMEOUT_MS, parseSettings, SettingsError } from "../../src/settings/profile.js";
 
 function rejection(settings: unknown): SettingsError {
   try {

@@ -2,8 +2,8 @@
 // a wrong secret, a missing header, a stale or future timestamp and a replayed nonce are each refused.
 import { describe, expect, it } from "vitest";
 import { MemoryNonceStore, NonceStoreFullError, verifyNotification } from "../../src/host/index.js";
-import type { Notification } from "../../src/suspend/protocol.js";
-import { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../../src/suspend/signature.js";
+import type { Notification } from "../../src/protocol/protocol.js";
+import { NONCE_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from "../../src/protocol/signature.js";
 
 const SECRET = "test-secret-0123456789abcdef";
 const NOW = 1_800_000_000_000;

@@ -1,8 +1,8 @@
 // Turns a profile's credential *references* into the values the SDK needs, at call time. Values are
 // registered with the redactor the moment they are read, so no later message can carry them.
 import { readFile } from "node:fs/promises";
-import { registerSecret } from "./redact.js";
-import type { CredentialSource, SecretRef } from "./settings.js";
+import { registerSecret } from "../infra/index.js";
+import type { CredentialSource, SecretRef } from "../settings/index.js";
 
 export interface Credentials {
   token: string;

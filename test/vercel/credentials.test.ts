@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CredentialsError, defaultSecretResolver, resolveCredentials } from "../../src/provider/credentials.js";
-import { redact } from "../../src/provider/redact.js";
-import { parseSettings } from "../../src/provider/settings.js";
+import { redact } from "../../src/infra/redact.js";
+import { parseSettings } from "../../src/settings/profile.js";
+import { CredentialsError, defaultSecretResolver, resolveCredentials } from "../../src/vercel/credentials.js";
 
 const source = (settings: Record<string, unknown>) => parseSettings(settings).credentials;
 

@@ -6,7 +6,7 @@
 // HTTP status, such as a TypeError raised by our own code, is a defect: retrying it, or polling to adopt a
 // sandbox it never created, only hides it.
 import { errors as undiciErrors } from "undici";
-import { messageOf } from "./redact.js";
+import { messageOf } from "../infra/index.js";
 
 export type FailureKind =
   | "not_found"

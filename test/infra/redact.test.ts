@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forgetSecrets, knownSecretCount, messageOf, redact, registerSecret } from "../../src/provider/redact.js";
+import { forgetSecrets, knownSecretCount, messageOf, redact, registerSecret } from "../../src/infra/redact.js";
 
 describe("redaction", () => {
   it("masks every registered secret wherever it appears", () => {
