@@ -1,0 +1,42 @@
+// The worker cap's two authenticated routes (`maxWorkers`), as TypeBox schemas: the plugin calls them on its own
+// gateway over loopback (so `sessions.reclaim` runs inside an authenticated request, as the suspend handshake's
+// reclaim does), and an operator or host may call them too. docs/protocol.md describes them.
+import { type Static, Type } from "@sinclair/typebox";
+import { ROUTE_PREFIX } from "./protocol.js";
+
+export const WORKER_ROUTES = {
+  workers: `${ROUTE_PREFIX}/workers`,
+  reclaim: `${ROUTE_PREFIX}/workers/reclaim`,
+} as const;
+
+const LeaseId = Type.String({ pattern: "^vsb_[0-9a-f]{24}$" });
+
+export const CapWorkerSchema = Type.Object({
+  leaseId: Type.String(),
+  environmentId: Type.String(),
+  state: Type.String(),
+  /** Session keys (or ids, when a key is unknown) attached to the worker. */
+  sessions: Type.Array(Type.String(), { maxItems: 64 }),
+  /** In an active turn (a run or model call in flight for one of its sessions), or not yet placed. */
+  busy: Type.Boolean(),
+  lastActiveMs: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+export const WorkersResultSchema = Type.Object({ workers: Type.Array(CapWorkerSchema, { maxItems: 1_024 }) });
+export type WorkersResult = Static<typeof WorkersResultSchema>;
+
+export const ReclaimRequestSchema = Type.Object(
+  { among: Type.Array(LeaseId, { minItems: 1, maxItems: 256, uniqueItems: true }) },
+  { additionalProperties: false },
+);
+export type ReclaimRequest = Static<typeof ReclaimRequestSchema>;
+
+export const ReclaimResultSchema = Type.Union([
+  Type.Object({ status: Type.Literal("reclaimed"), worker: CapWorkerSchema }),
+  Type.Object({
+    status: Type.Literal("busy"),
+    busy: Type.Integer({ minimum: 0 }),
+    candidates: Type.Integer({ minimum: 0 }),
+  }),
+]);
+export type ReclaimResult = Static<typeof ReclaimResultSchema>;
