@@ -2,7 +2,8 @@
 // documented semantics: `allow` lists hosts (exact, `*.suffix` for subdomains only, `*` for
 // everything; the keys when it is the rule-map form), `subnets.allow` admits addresses whatever
 // their name, and `subnets.deny` wins over both. IP literals are hosts too, so `allow:
-// ["127.0.0.1"]` admits that address. Header-transform and forward rules are NOT applied.
+// ["127.0.0.1"]` admits that address. Request rules (transform, forwardURL, response) are applied by
+// egress-intercept.ts to the hosts whose entry has any (egress-rules.ts).
 // The host's own addresses (loopback, unspecified, link-local, its interfaces' addresses) are
 // special: only a policy that names them explicitly (an IP literal or a `subnets.allow` entry) admits
 // them, so neither `*`, `allow-all` nor an allowed name that resolves to 127.0.0.1 reaches the

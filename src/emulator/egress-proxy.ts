@@ -15,7 +15,10 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { type Server, type Socket, connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
+import type { InterceptCertificates } from "./egress-certs.js";
+import { createInterceptor, type InterceptTarget } from "./egress-intercept.js";
 import { allowedAddresses, egressRules, hostAllowed, worthResolving } from "./egress-policy.js";
+import { rulesFor } from "./egress-rules.js";
 import { hostAddresses } from "./host-addresses.js";
 import { HostSpellingError, type ParsedHost, parseHost } from "./ip-literal.js";
 
@@ -35,9 +38,17 @@ export type RouteOf = (host: string) => Promise<number | undefined>;
 /** The resolver: the host's (getaddrinfo) unless a test gives its own. */
 export type Lookup = (host: string) => Promise<LookupAddress[]>;
 
+/** What the proxy needs to apply request rules (egress-intercept.ts); without it, rules are refused at connect. */
+export interface InterceptOptions {
+  certificates: InterceptCertificates;
+  /** Extra CA certificates (PEM) trusted for upstream TLS besides Node's bundled roots. */
+  trust?: string[];
+}
+
 export interface EgressProxyOptions {
   routeOf?: RouteOf;
   lookup?: Lookup;
+  intercept?: InterceptOptions;
 }
 
 /**
@@ -88,7 +99,7 @@ function refuse(socket: Duplex, status: string, reason: string): void {
 export function serveEgressProxy(
   listener: Server,
   policyOf: () => Record<string, unknown>,
-  { routeOf, lookup = (host) => dnsLookup(host, { all: true }) }: EgressProxyOptions = {},
+  { routeOf, lookup = (host) => dnsLookup(host, { all: true }), intercept }: EgressProxyOptions = {},
 ): EgressProxy {
   const sockets = new Set<Duplex>();
   const own = (socket: Duplex) => {
@@ -96,6 +107,13 @@ export function serveEgressProxy(
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
   };
+  const interceptor = intercept && createInterceptor({ ...intercept, own });
+
+  /** The destination as the interceptor needs it when the host's policy entry has request rules, else undefined. */
+  function ruled(host: string, port: number, addresses: LookupAddress[]): InterceptTarget | undefined {
+    if (rulesFor(policyOf(), host).length === 0) return undefined;
+    return { host, port, addresses, rules: () => rulesFor(policyOf(), host) };
+  }
 
   /** `spelled`: the host as the client wrote it. */
   async function decide(spelled: string): Promise<Decision> {
@@ -136,6 +154,12 @@ export function serveEgressProxy(
     if (client.destroyed) return;
     if (decision.port !== undefined && target.port !== 443) {
       return refuse(client, "403 Forbidden", `${target.host} is served on port 443 only`);
+    }
+    const withRules = decision.port === undefined ? ruled(decision.host, target.port, decision.addresses) : undefined;
+    if (withRules) {
+      if (!interceptor)
+        return refuse(client, "403 Forbidden", `${decision.host} has request rules this proxy cannot apply`);
+      return interceptor.tunnel(client, head, withRules);
     }
     const upstream: Socket = tcpConnect({
       host: decision.host,
@@ -178,6 +202,11 @@ export function serveEgressProxy(
         .end(`${decision.refused}\n`);
     }
     if (decision.port !== undefined) return res.writeHead(400).end("routes answer https only; use CONNECT\n");
+    const withRules = ruled(decision.host, Number(url.port) || 80, decision.addresses);
+    if (withRules) {
+      if (!interceptor) return res.writeHead(403).end(`${decision.host} has request rules this proxy cannot apply\n`);
+      return interceptor.request(req, res, withRules);
+    }
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
     const upstream = request({
@@ -219,6 +248,7 @@ export function serveEgressProxy(
     close() {
       listener.close();
       http.close();
+      interceptor?.close();
       for (const socket of sockets) socket.destroy();
     },
   };

@@ -5,7 +5,7 @@
 // with the session.
 import type { ChildProcess } from "node:child_process";
 import { listenInNamespace } from "./egress-listener.js";
-import { type EgressProxy, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
+import { type EgressProxy, type InterceptOptions, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
 import type { SessionRecord } from "./registry.js";
 
 export type NetworkMode = "isolated" | "proxied";
@@ -23,12 +23,13 @@ export function sessionEgress(
   session: SessionRecord,
   track: (c: ChildProcess) => void,
   routeOf?: RouteOf,
+  intercept?: InterceptOptions,
 ): Promise<SessionEgress> {
   if (session.egress) return session.egress;
   const starting = (async () => {
     const { server, port } = await listenInNamespace(session.holder!.pid, track);
     // Reads the record on every connection, so policy updates apply to the next connection.
-    const proxy = serveEgressProxy(server, () => session.networkPolicy, { routeOf });
+    const proxy = serveEgressProxy(server, () => session.networkPolicy, { routeOf, intercept });
     return { port, close: () => proxy.close() };
   })();
   session.egress = starting;

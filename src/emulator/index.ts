@@ -44,6 +44,11 @@ export interface LocalSandboxApiOptions {
   token?: string;
   /** Lifetime of the OIDC tokens the emulator issues (`credentials.oidcToken`); default 12 hours, as `vercel env pull`. */
   oidcLifetimeSeconds?: number;
+  /**
+   * CA certificates (PEM) the egress trusts, besides Node's bundled roots, when it re-originates TLS to
+   * a destination whose network-policy entry has request rules (e.g. a local HTTPS server in a test).
+   */
+  egressTrust?: string[];
 }
 
 /** The opaque credentials, and (not enumerable, so `{...credentials}` never copies it) an OIDC token. */
@@ -119,6 +124,7 @@ async function serve(
   const registry = new Registry();
   const nodeBinDir = resolveNodeBinDir(options.nodeBinDir);
   const lifecycle = new Lifecycle(registry, dataDir, track, nodeBinDir);
+  lifecycle.egressTrust = [...(options.egressTrust ?? [])];
   const routeClient = new RouteClient(lifecycle.routes);
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];

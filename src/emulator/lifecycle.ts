@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups } from "./cgroups.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
+import { InterceptCertificates } from "./egress-certs.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
@@ -30,7 +31,13 @@ export class Lifecycle {
     private readonly nodeBinDir?: string,
   ) {
     this.routes = new RouteServer(registry, dataDir, track);
+    this.interceptCertificates = new InterceptCertificates(dataDir, () => this.routes.ca());
   }
+
+  /** Leaves for the hosts whose requests the egress reads to apply request rules (egress-intercept.ts). */
+  private readonly interceptCertificates: InterceptCertificates;
+  /** Extra CA certificates the egress trusts when it re-originates TLS for such a host (the emulator's `egressTrust`). */
+  egressTrust: string[] = [];
 
   /** Each session's CPU, memory and process limits (cgroups.ts); says once, here, where there are none. */
   private readonly cgroups = new SandboxCgroups();
@@ -53,7 +60,10 @@ export class Lifecycle {
 
   /** The session's egress proxy, which sends allowed route names to the route server instead of DNS. */
   egressOf(session: SessionRecord) {
-    return sessionEgress(session, this.track, (host) => this.routes.portFor(host));
+    return sessionEgress(session, this.track, (host) => this.routes.portFor(host), {
+      certificates: this.interceptCertificates,
+      trust: this.egressTrust,
+    });
   }
 
   /** Route names resolve and connect from inside the session (route-access.ts). */

@@ -1,5 +1,6 @@
 // The settings a create, fork or patch body carries, read and validated before any side effect so
 // a bad request is a 400 and never a half-made sandbox. Pure: bodies in, values out.
+import { checkRules, RuleShapeError } from "./egress-rules.js";
 import { badRequest, field } from "./http.js";
 import { checkedRegions } from "./regions.js";
 import type { SandboxRecord } from "./registry.js";
@@ -16,7 +17,18 @@ export function policyOf(body: Body): Record<string, unknown> | undefined {
   if (p === undefined || p === null) return undefined;
   if (p === "allow-all" || p === "deny-all") return { mode: p };
   if (typeof p !== "object" || Array.isArray(p)) throw badRequest("`networkPolicy` must be an object");
+  checkedRules(p as Record<string, unknown>);
   return p as Record<string, unknown>;
+}
+
+/** A policy whose request rules Vercel would refuse is a 400 before anything is stored. */
+export function checkedRules(policy: Record<string, unknown>): void {
+  try {
+    checkRules(policy);
+  } catch (error) {
+    if (error instanceof RuleShapeError) throw badRequest(error.message);
+    throw error;
+  }
 }
 
 export function portsOf(body: Body): number[] | undefined {

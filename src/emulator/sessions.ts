@@ -9,6 +9,7 @@ import { syncDirectRoutes } from "./egress-routes.js";
 import { badRequest, field, readJson, sendJson } from "./http.js";
 import { routesOf, sandboxPayload, sessionPayload, snapshotPayload } from "./payloads.js";
 import { paginate, sortBy } from "./registry.js";
+import { checkedRules } from "./sandbox-settings.js";
 
 function sandboxOf(ctx: Ctx, sandboxName: string) {
   return ctx.registry.sandboxes.get(sandboxName);
@@ -63,6 +64,7 @@ export async function updateNetworkPolicy(ctx: Ctx): Promise<void> {
   if (body.mode !== undefined && body.mode !== "allow-all" && body.mode !== "deny-all") {
     throw badRequest("`mode` must be allow-all or deny-all");
   }
+  checkedRules(body);
   session.networkPolicy = body;
   session.updatedAt = Date.now();
   await syncDirectRoutes(session);
