@@ -9,7 +9,10 @@ import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { registerStatusMethod, registerVercelSandboxCli } from "./cli/index.js";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
+import { type Reclaimer, WorkerCap, withWorkerCap } from "./provider/cap/index.js";
 import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
+import { parseSettings } from "./settings/index.js";
+import { capConfigured, registerWorkerCapRoutes } from "./suspend/cap-plugin.js";
 import { registerSuspend, type SuspendView } from "./suspend/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
@@ -44,6 +47,15 @@ function embeddedEmulator() {
   };
 }
 
+/** A profile's cap; an invalid profile has none here (the provider refuses it with the key at fault). */
+function maxWorkersOf(profile: unknown): number | undefined {
+  try {
+    return parseSettings(profile).maxWorkers;
+  } catch {
+    return undefined;
+  }
+}
+
 export default definePluginEntry({
   id: PLUGIN_ID,
   name: "Vercel Sandbox",
@@ -59,7 +71,11 @@ export default definePluginEntry({
     const stateDir = api.runtime.state.resolveStateDir(process.env);
     const embedded = embeddedEmulator();
     let suspend: SuspendView | undefined;
-    const provider = createVercelSandboxProvider({
+    let reclaimer: Reclaimer | undefined;
+    const logger = { info: (m: string) => api.logger.info(m), warn: (m: string) => api.logger.warn(m) };
+    // `maxWorkers` (issue 23): placements pass the cap first; at the cap an idle worker is reclaimed through the gateway.
+    const cap = new WorkerCap(() => reclaimer, logger);
+    const inner = createVercelSandboxProvider({
       logger: { info: (m) => api.logger.info(m), warn: (m) => api.logger.warn(m) },
       scope: config.scope ?? defaultScope(stateDir),
       stateDir,
@@ -68,6 +84,14 @@ export default definePluginEntry({
       activity: {
         provisionStarted: (leaseId) => suspend?.provisionStarted(leaseId),
         provisionEnded: (leaseId) => suspend?.provisionEnded(leaseId),
+      },
+    });
+    const provider = withWorkerCap(inner, {
+      cap,
+      maxWorkersOf,
+      activity: {
+        provisionStarted: (key) => suspend?.provisionStarted(key),
+        provisionEnded: (key) => suspend?.provisionEnded(key),
       },
     });
     api.registerWorkerProvider(provider);
@@ -81,6 +105,11 @@ export default definePluginEntry({
     });
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
     suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
-    registerStatusMethod(api, { keepaliveLeases: () => provider.keepaliveLeases(), idle: suspend?.idle });
+    if (capConfigured(api.config, provider.id)) reclaimer = registerWorkerCapRoutes(api, provider.id);
+    registerStatusMethod(api, {
+      keepaliveLeases: () => provider.keepaliveLeases(),
+      idle: suspend?.idle,
+      cap: () => cap.snapshot(),
+    });
   },
 });

@@ -2,6 +2,7 @@
 // (which leases its keepalive extends, the idle clock of sleep and wake). Plugin CLI commands run in their own
 // process, so they ask the running gateway for these through `openclaw gateway call`'s transport.
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
+import type { CapSnapshot } from "../provider/cap/index.js";
 import type { ClockSnapshot } from "../suspend/clock.js";
 import { dueReason, type NotifyReason, type SleepPolicy } from "../suspend/decide.js";
 
@@ -35,11 +36,14 @@ export interface GatewayStatus {
   keepalive: string[];
   /** The idle clock; null when the plugin config has no `suspend` block (no clock runs). */
   idle: IdleStatus | null;
+  /** The worker cap (`maxWorkers`): the leases counted against it; absent from plugins older than it. */
+  cap?: CapSnapshot;
 }
 
 export interface StatusSources {
   keepaliveLeases(): string[];
   idle?: () => IdleSource | undefined;
+  cap?: () => CapSnapshot;
 }
 
 function idleStatus({ clock, policy }: IdleSource): IdleStatus {
@@ -61,7 +65,12 @@ function idleStatus({ clock, policy }: IdleSource): IdleStatus {
 
 export function gatewayStatus(sources: StatusSources): GatewayStatus {
   const idle = sources.idle?.();
-  return { version: 1, keepalive: [...sources.keepaliveLeases()].sort(), idle: idle ? idleStatus(idle) : null };
+  return {
+    version: 1,
+    keepalive: [...sources.keepaliveLeases()].sort(),
+    idle: idle ? idleStatus(idle) : null,
+    ...(sources.cap ? { cap: sources.cap() } : {}),
+  };
 }
 
 /** Read scope, and no profile access: it reads provider and clock state, never user or session state. */

@@ -14,6 +14,8 @@ export interface WorkerEnvironment {
   leaseId?: string;
   state: string;
   error?: string;
+  /** Ids of the sessions attached to the worker. */
+  sessions?: string[];
 }
 
 export type GatewayView =
@@ -39,6 +41,9 @@ export function ourEnvironments(payload: unknown): WorkerEnvironment[] {
       ...(typeof worker.leaseId === "string" ? { leaseId: worker.leaseId } : {}),
       state: typeof worker.state === "string" ? worker.state : "unknown",
       ...(typeof worker.error === "string" ? { error: worker.error } : {}),
+      ...(Array.isArray(worker.attachedSessionIds)
+        ? { sessions: worker.attachedSessionIds.filter((s): s is string => typeof s === "string").slice(0, 64) }
+        : {}),
     });
   }
   return out;

@@ -21,10 +21,21 @@ export interface LeaseRow {
   /** Whether the gateway's keepalive extends it; null when the gateway did not say. */
   keepalive: boolean | null;
   destroyedAt: number | null;
+  /** Ids of the sessions holding the worker (from the gateway's environment). */
+  sessions: string[];
+  /** How the worker cap counts it (`reserved` while placed, `live` once allocated); null when it does not. */
+  counted: "reserved" | "live" | null;
+}
+
+/** The worker cap (`maxWorkers`) as the gateway process holds it; null when the gateway did not say. */
+export interface CapLine {
+  maxWorkers: number | null;
+  counted: number;
 }
 
 export interface StatusReport {
   gateway: { reachable: boolean; error: string | null; remedy: string | null; idle: IdleStatus | null };
+  cap: CapLine | null;
   profiles: Array<{ id: string; scope: string; sandboxes: number | null; note: string | null }>;
   leases: LeaseRow[];
 }
@@ -46,6 +57,8 @@ export function buildStatus(gateway: GatewayView, listings: readonly Listing[], 
   const complete = listings.every((l) => l.state === "listed");
   const environments = gateway.reachable ? gateway.environments : [];
   const keepalive = gateway.reachable && gateway.status ? new Set(gateway.status.keepalive) : undefined;
+  const capSnapshot = gateway.reachable ? gateway.status?.cap : undefined;
+  const counted = new Map((capSnapshot?.counted ?? []).map((c) => [c.leaseId, c.phase]));
   const rows: LeaseRow[] = [];
   const row = (leaseId: string | null, env?: (typeof environments)[number]): LeaseRow => {
     const sandboxName = leaseId ? nameOf(leaseId) : null;
@@ -59,6 +72,8 @@ export function buildStatus(gateway: GatewayView, listings: readonly Listing[], 
       vercel: seen?.status ?? (complete && leaseId ? "absent" : "unknown"),
       keepalive: keepalive && leaseId ? keepalive.has(leaseId) : null,
       destroyedAt: (leaseId && tombstones.get(leaseId)?.destroyedAt) || null,
+      sessions: env?.sessions ?? [],
+      counted: (leaseId && counted.get(leaseId)) || null,
     };
   };
   const listed = new Set<string>();
@@ -72,11 +87,15 @@ export function buildStatus(gateway: GatewayView, listings: readonly Listing[], 
   for (const name of found.keys()) {
     const leaseId = leaseIdOf(name);
     if (leaseId && !listed.has(leaseId)) rows.push(row(leaseId));
+    if (leaseId) listed.add(leaseId);
   }
+  // A reservation has no environment lease or sandbox yet: it still counts against the cap.
+  for (const leaseId of counted.keys()) if (!listed.has(leaseId)) rows.push(row(leaseId));
   const report: StatusReport = {
     gateway: gateway.reachable
       ? { reachable: true, error: gateway.statusError ?? null, remedy: null, idle: gateway.status?.idle ?? null }
       : { reachable: false, error: gateway.error, remedy: gateway.remedy, idle: null },
+    cap: capSnapshot ? { maxWorkers: capSnapshot.maxWorkers, counted: capSnapshot.counted.length } : null,
     profiles: listings.map((l) => ({
       id: l.profileId,
       scope: l.scope,
@@ -100,6 +119,12 @@ function idleLine(idle: IdleStatus | null): string {
   return `idle clock: ${parts.join(" · ")}`;
 }
 
+function capLine(cap: CapLine | null): string {
+  if (!cap) return "worker cap: unknown (the running gateway predates maxWorkers)";
+  const max = cap.maxWorkers === null ? "unbounded (no placement named maxWorkers yet)" : String(cap.maxWorkers);
+  return `worker cap: maxWorkers ${max} · ${cap.counted} counted`;
+}
+
 export function renderStatus(report: StatusReport): string {
   const g = report.gateway;
   const lines = [
@@ -108,6 +133,7 @@ export function renderStatus(report: StatusReport): string {
       : `Gateway: not reachable — ${indented(g.error ?? "", "  ")}\n  → ${indented(g.remedy ?? "", "    ")}`,
     ...(g.reachable && g.error ? [`  note: ${indented(g.error, "    ")}`] : []),
     ...(g.reachable ? [`  ${idleLine(g.idle)}`] : []),
+    ...(g.reachable ? [`  ${capLine(report.cap)}`] : []),
     "",
     formatTable(
       [
@@ -131,6 +157,8 @@ export function renderStatus(report: StatusReport): string {
       { header: "WORKER", cell: (r) => r.workerState ?? (r.destroyedAt ? "destroyed" : "none") },
       { header: "VERCEL", cell: (r) => r.vercel },
       { header: "KEEPALIVE", cell: (r) => yesNo(r.keepalive) },
+      { header: "CAP", cell: (r) => r.counted ?? "-" },
+      { header: "SESSIONS", cell: (r) => (r.sessions.length > 0 ? r.sessions.join(",") : "-") },
     ],
     report.leases,
   );

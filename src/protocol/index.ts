@@ -10,3 +10,4 @@ export {
   signNotification,
   TIMESTAMP_HEADER,
 } from "./signature.js";
+export * from "./workers.js";

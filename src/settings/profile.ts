@@ -108,6 +108,14 @@ export const ProfileSettingsSchema = Type.Object(
       ),
     ),
     scope: Type.Optional(Type.String({ pattern: "^[a-z0-9][a-z0-9-]{0,31}$" })),
+    maxWorkers: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000,
+        description:
+          "most workers of this provider running at once on this gateway; at the cap the least recently active idle one is reclaimed first; default unbounded",
+      }),
+    ),
     warmImage: Type.Optional(
       Type.Boolean({ description: "prepare projects once and start later workers from a snapshot; default true" }),
     ),
@@ -146,6 +154,8 @@ export interface ProfileSettings {
   tags: Record<string, string>;
   snapshots: { expirationMs?: number; keepLast?: number };
   scope?: string;
+  /** The worker cap (src/provider/cap); undefined: unbounded. */
+  maxWorkers?: number;
   /** Warm images (src/preparation): on unless the profile says `warmImage: false`. */
   warmImage: boolean;
   /** Image retention: keep the newest `keep` per key, delete images unused for `unusedForMs`. */
@@ -306,6 +316,7 @@ export function parseSettings(profile: unknown): ProfileSettings {
       keepLast: settings.snapshots?.keepLast,
     },
     scope: settings.scope,
+    ...(settings.maxWorkers !== undefined ? { maxWorkers: settings.maxWorkers } : {}),
     warmImage: settings.warmImage ?? true,
     images: {
       keep: settings.images?.keep ?? DEFAULT_IMAGES_KEPT,

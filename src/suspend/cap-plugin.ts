@@ -12,7 +12,7 @@ import {
   WORKER_ROUTES,
   type WorkersResult,
   WorkersResultSchema,
-} from "../protocol/workers.js";
+} from "../protocol/index.js";
 import type { Reclaimer } from "../provider/cap/index.js";
 import { CapService, createCapRoutes } from "./cap-routes.js";
 import { GatewayLoopback, LoopbackError, type LoopbackTarget, readCertificate } from "./loopback.js";
@@ -24,6 +24,18 @@ interface GatewayConfigView {
   port?: unknown;
   auth?: unknown;
   tls?: { enabled?: unknown; certPath?: unknown };
+}
+
+/**
+ * Whether a profile of ours sets `maxWorkers` (profiles change only with a gateway restart, which re-registers):
+ * only then are the routes, hooks and service registered.
+ */
+export function capConfigured(config: unknown, providerId: string): boolean {
+  const profiles = (config as { cloudWorkers?: { profiles?: unknown } } | undefined)?.cloudWorkers?.profiles;
+  if (!profiles || typeof profiles !== "object") return false;
+  return Object.values(profiles as Record<string, { provider?: unknown; settings?: { maxWorkers?: unknown } }>).some(
+    (p) => p?.provider === providerId && p.settings?.maxWorkers !== undefined,
+  );
 }
 
 export function registerWorkerCapRoutes(api: OpenClawPluginApi, providerId: string): Reclaimer {

@@ -6,13 +6,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Value } from "@sinclair/typebox/value";
 import { readJsonBodyWithLimit } from "openclaw/plugin-sdk/webhook-request-guards";
-import { MAX_BODY_BYTES } from "../protocol/protocol.js";
 import {
+  MAX_BODY_BYTES,
   type ReclaimRequest,
   ReclaimRequestSchema,
   type ReclaimResult,
   type WorkersResult,
-} from "../protocol/workers.js";
+} from "../protocol/index.js";
 import { type CapCandidate, capWorkers, chooseVictim, publicWorker } from "./cap-choice.js";
 import type { SessionState } from "./sessions.js";
 import type { Dispatch } from "./suspender.js";

@@ -90,6 +90,8 @@ describe("buildStatus", () => {
         vercel: "running",
         keepalive: true,
         destroyedAt: null,
+        sessions: [],
+        counted: null,
       },
       {
         leaseId: null,
@@ -100,6 +102,8 @@ describe("buildStatus", () => {
         vercel: "unknown",
         keepalive: null,
         destroyedAt: null,
+        sessions: [],
+        counted: null,
       },
       {
         leaseId: B,
@@ -110,13 +114,52 @@ describe("buildStatus", () => {
         vercel: "stopped",
         keepalive: false,
         destroyedAt: 42,
+        sessions: [],
+        counted: null,
       },
     ]);
     expect(report.profiles).toEqual([{ id: "vsb", scope: "s", sandboxes: 2, note: null }]);
     const text = renderStatus(report);
-    expect(text).toMatch(/^vsb_a+\s+vsb\s+env-1\s+ready\s+running\s+on$/m);
-    expect(text).toMatch(/^vsb_b+\s+vsb\s+-\s+destroyed\s+stopped\s+off$/m);
+    expect(text).toMatch(/^vsb_a+\s+vsb\s+env-1\s+ready\s+running\s+on\s+-\s+-$/m);
+    expect(text).toMatch(/^vsb_b+\s+vsb\s+-\s+destroyed\s+stopped\s+off\s+-\s+-$/m);
     expect(text).toContain("idle clock: not running (no `suspend` block in the plugin config)");
+  });
+
+  it("shows the worker cap, the leases it counts (a reservation without a sandbox too) and the sessions holding each", async () => {
+    const environments = {
+      environments: [
+        {
+          id: "env-1",
+          worker: { providerId: "vercel-sandbox", leaseId: A, state: "attached", attachedSessionIds: ["s-1"] },
+        },
+      ],
+    };
+    const cap = {
+      maxWorkers: 2,
+      counted: [
+        { leaseId: A, phase: "live" as const, sinceMs: 1 },
+        { leaseId: B, phase: "reserved" as const, sinceMs: 2 },
+      ],
+    };
+    const gateway = await readGateway(async (method) =>
+      method === STATUS_METHOD ? gatewayStatus({ keepaliveLeases: () => [A], cap: () => cap }) : environments,
+    );
+    const listing: Listing = {
+      profileId: "vsb",
+      scope: "s",
+      state: "listed",
+      project: await project(),
+      sandboxes: [{ name: nameOf(A), status: "running", tags: {} }],
+    };
+    const report = buildStatus(gateway, [listing], new Map());
+    expect(report.cap).toEqual({ maxWorkers: 2, counted: 2 });
+    expect(report.leases.map((r) => [r.leaseId, r.counted, r.sessions])).toEqual([
+      [A, "live", ["s-1"]],
+      [B, "reserved", []],
+    ]);
+    const text = renderStatus(report);
+    expect(text).toContain("worker cap: maxWorkers 2 · 2 counted");
+    expect(text).toMatch(/^vsb_a+\s+vsb\s+env-1\s+attached\s+running\s+on\s+live\s+s-1$/m);
   });
 
   it("a lease no successful listing found is unknown while a listing failed, absent when all succeeded", async () => {

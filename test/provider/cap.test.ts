@@ -42,7 +42,7 @@ function standIn(options: { busy?: Set<string>; listed?: string[]; delayMs?: num
   return { reclaimer, calls, reclaimed };
 }
 
-async function allocated(cap: WorkerCap, leaseId: string, max: number | undefined) {
+async function allocated(cap: WorkerCap, leaseId: string, max: number) {
   await cap.admit(leaseId, max);
   cap.settle(leaseId, true);
 }
@@ -148,10 +148,15 @@ describe("worker cap", () => {
     expect(gateway.calls).toEqual([[lease(7)]]);
   });
 
-  it("without a cap placements are counted but never refused", async () => {
-    const cap = new WorkerCap(() => undefined, logger);
-    for (let n = 0; n < 5; n++) await cap.admit(lease(n), undefined);
+  it("placements of a profile without a cap are counted, never refused, and count against a capped one", async () => {
+    const gateway = standIn({ busy: new Set([lease(0), lease(1)]) });
+    const cap = new WorkerCap(() => gateway.reclaimer, logger);
+    for (const n of [0, 1]) {
+      cap.note(lease(n));
+      cap.settle(lease(n), true);
+    }
     expect(cap.snapshot()).toMatchObject({ maxWorkers: null });
-    expect(cap.snapshot().counted).toHaveLength(5);
+    await expect(cap.admit(lease(2), 2)).rejects.toBeInstanceOf(WorkerCapReachedError);
+    expect(cap.snapshot().counted).toHaveLength(2);
   });
 });

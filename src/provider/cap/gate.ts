@@ -36,20 +36,23 @@ export class WorkerCap {
   ) {}
 
   /**
-   * Admits a placement of `leaseId` under `maxWorkers` (undefined: unbounded, only counted). Resolves once the
-   * lease holds a slot; throws a WorkerProviderError (nothing allocated) when the cap cannot be kept.
+   * Admits a placement of `leaseId` under `maxWorkers`. Resolves once the lease holds a slot; throws a
+   * WorkerProviderError (nothing allocated) when the cap cannot be kept.
    */
-  admit(leaseId: string, maxWorkers: number | undefined): Promise<Admission> {
+  admit(leaseId: string, maxWorkers: number): Promise<Admission> {
     return this.#locked(async () => {
       if (this.#counted.has(leaseId)) return "replay";
-      if (maxWorkers !== undefined) {
-        this.#lastMax = maxWorkers;
-        await this.#seed();
-        await this.#makeRoom(maxWorkers);
-      }
+      this.#lastMax = maxWorkers;
+      await this.#seed();
+      await this.#makeRoom(maxWorkers);
       this.#counted.set(leaseId, { leaseId, phase: "reserved", sinceMs: this.now() });
       return "reserved";
     });
+  }
+
+  /** A placement no cap holds back (its profile sets none): counted from now, without waiting for the lock. */
+  note(leaseId: string): void {
+    if (!this.#counted.has(leaseId)) this.#counted.set(leaseId, { leaseId, phase: "reserved", sinceMs: this.now() });
   }
 
   /** The provision settled: an allocated lease keeps its slot, a failed one gives it back. */
