@@ -1,6 +1,6 @@
 // The host, as seed 000 places it in front of VM1 (a Vercel Function there; an HTTP server on the job's host
-// address here): the reference host (examples/host) verifies the idle clock's signed notification, suspends the
-// gateway and sleeps VM1, and wakes VM1 when a message comes while it sleeps. On top of it, this module hands a
+// address here): the reference host (src/reference-host) verifies the idle clock's signed notification,
+// suspends the gateway and sleeps VM1, and wakes VM1 when a message comes while it sleeps. On top of it, this module hands a
 // message to the gateway: it places the conversation's session on the `vercel-sandbox` profile once (as the
 // Control UI does before a first cloud turn), then sends the message through the gateway's OpenAI-compatible
 // endpoint on VM1's exposed port and returns the reply.
@@ -8,9 +8,8 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
-import { createHost } from "../../examples/host/host.js";
-import { serve } from "../../examples/host/server.js";
 import type { VmConnection } from "../host/index.js";
+import { createHost, serve } from "../reference-host/index.js";
 import { SESSION_KEY } from "./topology.js";
 import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
 

@@ -1,4 +1,4 @@
-// Issue 9, the reference host (examples/host) end to end, every call over HTTP as a Vercel Function would make it:
+// Issue 9, the reference host (src/reference-host) end to end, every call over HTTP as a Vercel Function would make it:
 // a real gateway (packed plugin, `suspend` block, notifyUrl pointing at the host) notifies when idle; the host
 // verifies, suspends the gateway through /vercel-sandbox/v1/suspend and sleeps VM1, an emulated sandbox (the
 // gateway itself runs outside it here; running it inside VM1 is the main job's issue). A message then wakes VM1:
@@ -9,10 +9,9 @@ import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHost } from "../../examples/host/host.js";
-import { serve } from "../../examples/host/server.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { GatewayClient } from "../../src/host/index.js";
+import { createHost, serve } from "../../src/reference-host/index.js";
 import { freePort, GatewayHarness, waitFor } from "./harness.js";
 
 const VM1 = "vm1-reference-host";

@@ -1,4 +1,4 @@
-// The reference host (examples/host) as a plain server in front of an emulated VM1 and the plugin's real routes
+// The reference host (src/reference-host) as a plain server in front of an emulated VM1 and the plugin's real routes
 // (test/suspend/plugin-server.ts): bodies over the limit are answered 413 before they are read (declared or
 // streamed, over node:http and through the Fetch handler); a full nonce store refuses a notification with 503
 // and a log line; `/message` needs the shared secret; concurrent messages while VM1 sleeps share one wake, and a
@@ -9,11 +9,15 @@ import type http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_MAX_BODY_BYTES } from "../../examples/host/guards.js";
-import { createHost, type HostConfig } from "../../examples/host/host.js";
-import { InsecureBindError, serve } from "../../examples/host/server.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { GatewayClient, MemoryNonceStore, signNotification, sleepVm, type VmConnection } from "../../src/host/index.js";
+import {
+  createHost,
+  DEFAULT_MAX_BODY_BYTES,
+  type HostConfig,
+  InsecureBindError,
+  serve,
+} from "../../src/reference-host/index.js";
 import { waitFor } from "../gateway/wait.js";
 import { type PluginServer, servePlugin } from "../suspend/plugin-server.js";
 

@@ -2,9 +2,9 @@
 // sandbox that runs the OpenClaw gateway with this plugin's `suspend` block):
 //   POST /notify   the resident's signed notification → suspend the gateway → sleep VM1
 //   POST /message  an incoming message (Bearer messageSecret) → wake VM1 if it sleeps → hand the message over
-// Everything it needs comes from `openclaw-vercel-sandbox/host` (imported here from the source, so the repo's
-// type-check runs before any build; in your project: `from "openclaw-vercel-sandbox/host"`). Secrets come from
-// the host's own environment. Bodies are bounded before they are read (guards.ts).
+// Everything it needs comes from the host library (src/host, published as `openclaw-vercel-sandbox/host`).
+// Secrets come from the host's own environment. Bodies are bounded before they are read (guards.ts). The main
+// job runs it in front of its VM1; examples/host/server.ts runs it as a plain server.
 import {
   GatewayClient,
   MemoryNonceStore,
@@ -15,7 +15,7 @@ import {
   verifyNotification,
   vmStatus,
   wakeVm,
-} from "../../src/host/index.js";
+} from "../host/index.js";
 import { BodyTooLargeError, bearerMatches, DEFAULT_MAX_BODY_BYTES, readBounded } from "./guards.js";
 
 export interface HostConfig {
