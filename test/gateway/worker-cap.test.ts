@@ -1,0 +1,235 @@
+// Issue 23, the worker cap (`maxWorkers`) on the real gateway: the packed plugin in openclaw@2026.9.2 bound to a
+// TLS test host, `vercel-sandbox` profiles on the emulator (warm images off), sessions on managed worktrees of a
+// small repository dispatched to them as the host does. With maxWorkers 1 a second conversation's placement
+// reclaims the first through the gateway (its sandbox deleted, the file written on its worker reconciled into
+// its worktree) and the first's next placement reclaims the second; a conversation in an active turn is never
+// reclaimed: the other's placement is refused at once. With maxWorkers 3, ten concurrent placements never have
+// more than three sandboxes at any sampled instant, leave none behind and create no lease twice.
+import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Sandbox } from "@vercel/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { ScriptedModel, scriptedModelConfig } from "../suspend/scripted-model.js";
+import { destroyedEnvironment, type Environment, emulatorSettings, TOKEN_ENV } from "./environments.js";
+import { GatewayHarness, waitFor } from "./harness.js";
+import { TestHost } from "./test-host.js";
+
+const run = promisify(execFile);
+const ONE = "cap1";
+const THREE = "cap3";
+const A = "agent:main:cap-a";
+const B = "agent:main:cap-b";
+const MARKER = "written-on-the-worker.txt";
+
+let harness: GatewayHarness | undefined;
+let host: TestHost | undefined;
+let api: LocalSandboxApi | undefined;
+let repo = "";
+const model = new ScriptedModel();
+
+function gw(): GatewayHarness {
+  if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
+  return harness;
+}
+function emulator() {
+  if (!api) throw new Error("emulator was not started (see beforeAll)");
+  return { ...api.credentials, fetch: api.fetch };
+}
+async function sandboxNames(): Promise<string[]> {
+  return (await (await Sandbox.list(emulator())).toArray()).map((s) => s.name);
+}
+async function environments(): Promise<Environment[]> {
+  return (await gw().callOk<{ environments: Environment[] }>("environments.list", {})).environments;
+}
+
+async function createSession(key: string, name: string) {
+  await gw().callOk("sessions.create", { key, worktree: true, cwd: repo, worktreeName: name }, 120_000);
+}
+
+/** `sessions.dispatch` to `profile`, as the host places a conversation; resolves with the gateway's answer. */
+async function place(key: string, profile = ONE) {
+  const started = performance.now();
+  const result = await gw().call<{ ok?: boolean; error?: { message?: string } }>(
+    "sessions.dispatch",
+    { key, profileId: profile },
+    1_500_000,
+  );
+  const ms = Math.round(performance.now() - started);
+  process.stderr.write(`[worker cap] dispatch ${key} → exit ${result.code} in ${ms} ms\n`);
+  return { ...result, ms, text: gw().redact(`${result.stdout}\n${result.stderr}`) };
+}
+
+async function placed(key: string) {
+  const result = await place(key);
+  if (result.code !== 0) throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
+  return result;
+}
+
+/** Runs a shell script on the sandbox named `name` (the worker), as the emulator's API lets a test. */
+async function onWorker(name: string, script: string): Promise<string> {
+  const done = await (await Sandbox.get({ ...emulator(), name })).runCommand("sh", ["-c", script]);
+  return (await done.stdout()).trim();
+}
+
+/** Files named `name` under the gateway's state dir (the managed worktrees live there). */
+async function findInState(name: string): Promise<string[]> {
+  const { stdout } = await run("find", [gw().stateDir, "-name", name, "-type", "f"]);
+  return stdout.split("\n").filter(Boolean);
+}
+
+beforeAll(async () => {
+  harness = await GatewayHarness.create();
+  host = await TestHost.create();
+  api = await startLocalSandboxApi();
+  repo = path.join(harness.runDir, "repo");
+  await mkdir(repo, { recursive: true });
+  await writeFile(path.join(repo, "README.md"), "# cap spec repository\n");
+  const git = (...args: string[]) =>
+    run("git", ["-c", "user.name=spec", "-c", "user.email=spec@example.invalid", ...args], { cwd: repo });
+  await git("init", "-q", "-b", "main");
+  await git("add", "-A");
+  await git("commit", "-q", "-m", "cap spec repository");
+  const baseUrl = await model.start();
+  await harness.installPlugin(await harness.packPlugin());
+  const settings = { ...emulatorSettings(api), warmImage: false };
+  await harness.patchConfig({
+    gateway: host.gatewayConfig(),
+    ...scriptedModelConfig(baseUrl),
+    cloudWorkers: {
+      profiles: {
+        [ONE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 1 } },
+        [THREE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 3 } },
+      },
+    },
+  });
+  await harness.startGateway({
+    bind: "custom",
+    tlsCertPem: host.certPem,
+    env: { [TOKEN_ENV]: api.credentials.token },
+    secrets: [api.credentials.token],
+  });
+}, 600_000);
+
+afterAll(async () => {
+  try {
+    await harness?.dispose();
+  } finally {
+    await model.close();
+    await api?.close();
+    await host?.dispose();
+  }
+}, 180_000);
+
+describe("maxWorkers 1: one warm worker, moved between conversations through the gateway", () => {
+  it("the second conversation reclaims the first (sandbox gone, workspace reconciled); the first's next placement reclaims the second", {
+    timeout: 2_400_000,
+  }, async () => {
+    await createSession(A, "cap-a");
+    await createSession(B, "cap-b");
+    await placed(A);
+    const [first] = await sandboxNames();
+    expect(await sandboxNames()).toHaveLength(1);
+    // A file the agent could have written on A's worker, in its workspace (the copy of the worktree).
+    const written = await onWorker(
+      first as string,
+      `f=$(grep -rl --include=README.md 'cap spec repository' / 2>/dev/null | grep -v '^/proc' | head -1); d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"`,
+    );
+    expect(written).not.toBe("");
+    expect(await findInState(MARKER)).toEqual([]);
+
+    await placed(B);
+    const afterB = await sandboxNames();
+    expect(afterB).toHaveLength(1);
+    expect(afterB).not.toContain(first);
+    const reconciled = await findInState(MARKER);
+    process.stderr.write(
+      `[worker cap] marker reconciled into: ${reconciled.map((p) => path.relative(gw().stateDir, p)).join(", ")}\n`,
+    );
+    expect(reconciled.length).toBeGreaterThan(0);
+
+    await placed(A);
+    const afterA = await sandboxNames();
+    expect(afterA).toHaveLength(1);
+    expect(afterA).not.toContain(afterB[0]);
+    expect(afterA).not.toContain(first);
+  });
+
+  it("while the placed conversation is in an active turn, the other's placement is refused at once, saying so", {
+    timeout: 600_000,
+  }, async () => {
+    const sent = await gw().call("chat.send", { sessionKey: A, message: "hello", idempotencyKey: randomUUID() });
+    if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
+    await waitFor("the turn's model call to be held", async () => (model.held > 0 ? true : undefined), {
+      timeoutMs: 300_000,
+    });
+    const before = await sandboxNames();
+    const refused = await place(B);
+    expect(refused.code).not.toBe(0);
+    expect(refused.text).toContain("maxWorkers 1 reached and every worker is busy");
+    expect(await sandboxNames()).toEqual(before);
+    model.releaseAll();
+  });
+});
+
+describe("maxWorkers 3: ten concurrent placements", () => {
+  it("never more than three sandboxes at any sampled instant, none left behind, no lease created twice", {
+    timeout: 1_800_000,
+  }, async () => {
+    // The previous conversation's worker goes first, so the count starts from zero.
+    await gw().callOk("sessions.reclaim", { key: A }, 600_000);
+    await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 240_000,
+    });
+    let highest = 0;
+    const seen = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const names = await sandboxNames();
+        highest = Math.max(highest, names.length);
+        for (const n of names) seen.add(n);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    const created = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        gw().call<Environment>("environments.create", { profileId: THREE, idempotencyKey: randomUUID() }, 840_000),
+      ),
+    );
+    const ids = created.map((c) => c.json?.id).filter((id): id is string => typeof id === "string");
+    expect(ids).toHaveLength(10);
+    const settled = await waitFor(
+      "every environment ready or failed",
+      async () => {
+        const listed = (await environments()).filter((e) => ids.includes(e.id));
+        const done = listed.filter((e) => e.worker?.state === "ready" || e.worker?.state === "failed");
+        return done.length === ids.length ? listed : undefined;
+      },
+      { timeoutMs: 1_200_000, intervalMs: 2_000 },
+    );
+    const ready = settled.filter((e) => e.worker?.state === "ready");
+    const failed = settled.filter((e) => e.worker?.state === "failed");
+    for (const e of ready) await gw().callOk("environments.destroy", { environmentId: e.id }, 600_000);
+    for (const e of ready) await destroyedEnvironment(gw(), e.id);
+    await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 240_000,
+    });
+    sampling = false;
+    await sampler;
+    process.stderr.write(
+      `[worker cap] 10 concurrent placements, maxWorkers 3: highest concurrent sandboxes ${highest}, distinct sandboxes ${seen.size}, ready ${ready.length}, refused ${failed.length}\n`,
+    );
+    expect(highest).toBeLessThanOrEqual(3);
+    expect(ready.length + failed.length).toBe(10);
+    expect(ready.length).toBeGreaterThan(0);
+    for (const e of failed) expect(e.worker?.error).toContain("maxWorkers 3 reached");
+    const leases = ready.map((e) => e.worker?.leaseId);
+    expect(new Set(leases).size).toBe(leases.length);
+    expect(seen.size).toBe(ready.length);
+    expect(await sandboxNames()).toEqual([]);
+  });
+});
