@@ -5,7 +5,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
-import { checkpointsToDelete } from "./checkpoints.js";
+import { checkKeep, checkpointsToDelete } from "./checkpoints.js";
 
 /** What the SDK needs to reach the API: credentials, and optionally its documented `fetch` (e.g. the emulator's). */
 export interface VmConnection {
@@ -40,7 +40,10 @@ export async function vmStatus(connection: VmConnection, name: string): Promise<
   return (await Sandbox.get({ ...connection, name })).status;
 }
 
-/** Snapshots (stops) VM1 and keeps only its newest `keep` checkpoints (default 2). */
+/**
+ * Snapshots (stops) VM1 and keeps only its newest `keep` checkpoints (default 2). A `keep` below 1 is refused
+ * with a RangeError before VM1 is touched: the newest checkpoint is what a wake resumes from.
+ */
 export async function sleepVm(options: {
   connection: VmConnection;
   name: string;
@@ -48,10 +51,12 @@ export async function sleepVm(options: {
   signal?: AbortSignal;
 }): Promise<SleepResult> {
   const { connection, name } = options;
+  const keep = options.keep ?? 2;
+  checkKeep(keep);
   const sandbox = await Sandbox.get({ ...connection, name });
   const snapshot = await sandbox.snapshot({ expiration: 0, ...(options.signal ? { signal: options.signal } : {}) });
   const before = await listCheckpoints(connection, name);
-  const doomed = checkpointsToDelete(before, options.keep ?? 2);
+  const doomed = checkpointsToDelete(before, keep);
   for (const snapshotId of doomed) {
     await (await Snapshot.get({ ...connection, snapshotId })).delete();
   }

@@ -13,9 +13,15 @@ describe("checkpoint retention", () => {
     expect(checkpointsToDelete([c("a", 1), c("b", 3), c("c", 2), c("d", 4)], 2)).toEqual(["c", "a"]);
   });
 
-  it("ignores checkpoints already deleted or failed, and never deletes the newest", () => {
+  it("ignores checkpoints already deleted or failed", () => {
     expect(checkpointsToDelete([c("a", 1, "deleted"), c("b", 2, "failed"), c("c", 3)], 2)).toEqual([]);
-    expect(checkpointsToDelete([c("a", 1), c("b", 2)], 0)).toEqual(["a"]);
+  });
+
+  it("keeps one when asked for one, and refuses a retention below one instead of reading it as one", () => {
+    expect(checkpointsToDelete([c("a", 1), c("b", 2)], 1)).toEqual(["a"]);
+    for (const keep of [0, -1, 1.5, Number.NaN]) {
+      expect(() => checkpointsToDelete([c("a", 1), c("b", 2)], keep)).toThrow(RangeError);
+    }
   });
 });
 
@@ -41,6 +47,12 @@ async function sh(script: string): Promise<{ code: number; out: string }> {
   return { code: done.exitCode, out: (await done.stdout()).trim() };
 }
 
+/** Ids of VM1's snapshots, as the API lists them. */
+async function checkpointIds(): Promise<string[]> {
+  const listed = await Snapshot.list({ ...connection, name: NAME } as Parameters<typeof Snapshot.list>[0]);
+  return (await listed.toArray()).map((snapshot) => snapshot.id);
+}
+
 /** Command lines of every process in the sandbox. */
 const processes = () => sh('for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline 2>/dev/null; echo; done');
 
@@ -55,6 +67,13 @@ const wake = () =>
   });
 
 describe("sleep and wake VM1 on the emulator", () => {
+  it("a sleep asked to keep zero checkpoints is refused before VM1 is touched", { timeout: 60_000 }, async () => {
+    const before = await checkpointIds();
+    await expect(sleepVm({ connection, name: NAME, keep: 0 })).rejects.toThrow(RangeError);
+    expect((await Sandbox.get({ ...connection, name: NAME })).status).toBe("running");
+    expect(await checkpointIds()).toEqual(before);
+  });
+
   it("wake restores files written before sleep, and starts the gateway command fresh", {
     timeout: 120_000,
   }, async () => {
