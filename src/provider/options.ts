@@ -3,7 +3,7 @@
 import type { WorkerProvider } from "openclaw/plugin-sdk/plugin-entry";
 import type { ProviderLogger } from "../infra/index.js";
 import type { VercelClientOptions } from "../vercel/index.js";
-import type { NodeEnrollerOptions } from "./enrollment/index.js";
+import type { BootstrapEnrollerOptions } from "./enrollment/index.js";
 import type { AbsenceProof, RetainedSnapshots } from "./release.js";
 import type { NodeEnroller } from "./steps/enroll.js";
 import type { AdoptLookups, ProvisionStep } from "./steps/run.js";
@@ -19,7 +19,7 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   /** Replaces the built-in node bootstrap (tests, custom images). */
   enroll?: NodeEnroller;
   /** Tunes the built-in node bootstrap, e.g. a shorter wait for the device. */
-  enrollment?: Omit<NodeEnrollerOptions, "logger">;
+  enrollment?: Omit<BootstrapEnrollerOptions, "logger">;
   retainedSnapshots?: RetainedSnapshots;
   /** Keepalive tick interval; by default a third of the session timeout, between 5 s and 5 minutes. */
   keepaliveIntervalMs?: number;

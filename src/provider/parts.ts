@@ -8,15 +8,15 @@ import { ImageStore } from "../preparation/store.js";
 import type { ProfileSettings } from "../settings/index.js";
 import { BackendUnavailableError, VercelClient, type VercelProject } from "../vercel/index.js";
 import { type Allocation, AllocationError, allocate } from "./allocation.js";
-import { NodeEnroller as BootstrapEnroller } from "./enrollment/index.js";
+import { BootstrapEnroller } from "./enrollment/index.js";
 import { Keepalive } from "./keepalive.js";
 import { LeaseLedger } from "./ledger.js";
 import type { VercelSandboxProviderOptions } from "./options.js";
 import { type AbsenceProof, DEFAULT_ABSENCE_PROOF, type RetainedSnapshots } from "./release.js";
 import { KeyedSerial } from "./serial.js";
 import type { NodeEnroller } from "./steps/enroll.js";
-import type { WarmImages } from "./steps/prepare.js";
 import type { AdoptLookups, ProvisionStep, StepContext } from "./steps/run.js";
+import type { WarmImages } from "./steps/warm-images.js";
 
 const DEFAULT_ADOPT_LOOKUPS: AdoptLookups = { attempts: 8, firstDelayMs: 250 };
 

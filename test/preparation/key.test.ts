@@ -1,7 +1,7 @@
 // The pure identities and refresh rule of warm images.
 import { describe, expect, it } from "vitest";
 import { IMAGE_REFRESH_AGE_MS, imageCurrentReason, imageKeyOf, profileKeyOf } from "../../src/preparation/key.js";
-import { imageExpirationMs } from "../../src/provider/steps/prepare.js";
+import { imageExpirationMs } from "../../src/provider/steps/warm-images.js";
 import { parseSettings } from "../../src/settings/profile.js";
 
 describe("image keys", () => {

@@ -25,7 +25,7 @@ const files = ROOMS.flatMap((room) =>
 describe("provider room boundaries", () => {
   it("reads imports, static and dynamic", () => {
     expect(specifiersOf("vercel/client.ts")).toEqual(expect.arrayContaining(["@vercel/sandbox", "./credentials.js"]));
-    expect(files).toEqual(expect.arrayContaining(["provider/steps/prepare.ts", "preparation/prepare.ts"]));
+    expect(files).toEqual(expect.arrayContaining(["provider/steps/warm-images.ts", "preparation/prepare.ts"]));
   });
 
   it.each(files)("%s imports nothing but packages and the provider's rooms", (file) => {

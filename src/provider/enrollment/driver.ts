@@ -31,7 +31,7 @@ import {
   plainText,
 } from "./protocol.js";
 
-export interface NodeEnrollerOptions {
+export interface BootstrapEnrollerOptions {
   logger?: ProviderLogger;
   /** How long to wait for the gateway to see the node's device; the gateway itself gives up after 10 minutes. */
   waitTimeoutMs?: number;
@@ -65,12 +65,12 @@ const EVIDENCE_TIMEOUT_MS = 60_000;
 /** The bootstrap command's own bound, past the download and install bounds it contains. */
 const COMMAND_MARGIN_MS = 2 * 60_000;
 
-export class NodeEnroller {
+export class BootstrapEnroller {
   private readonly logger: ProviderLogger;
   private readonly timings: BootstrapTimings;
   private readonly waitTimeoutMs: number;
 
-  constructor(options: NodeEnrollerOptions = {}) {
+  constructor(options: BootstrapEnrollerOptions = {}) {
     this.logger = options.logger ?? { warn: (message) => console.warn(message) };
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
     this.waitTimeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_MS;

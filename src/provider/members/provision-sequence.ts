@@ -11,8 +11,8 @@ import type { ProviderParts } from "../parts.js";
 import { failProvision } from "../steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";
 import { enrollNode } from "../steps/enroll.js";
-import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice } from "../steps/prepare.js";
 import type { ProvisionRun } from "../steps/run.js";
+import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice } from "../steps/warm-images.js";
 import { startWorker } from "../steps/worker-start.js";
 import type { Renewal } from "./renewal.js";
 
