@@ -1,4 +1,4 @@
-// `openclaw vercel-sandbox images`: the warm images the store holds (read from the gateway's state dir; the
+// `openclaw vercel-sandbox images`: the warm images the store holds, base runtime images and project images (read from the gateway's state dir; the
 // gateway and this CLI share the file) and the diagnostics of the latest preparations.
 import { formatDiagnosticsTable } from "../preparation/diagnostics.js";
 import type { ImageRecord, PreparationDiagnostics } from "../preparation/types.js";
@@ -19,13 +19,15 @@ function imageState(image: ImageRecord): string {
 export function renderImages(report: ImagesReport, now: number): string {
   const images =
     report.images.length === 0
-      ? "No warm images. The first worker of a project prepares one (unless its profile sets warmImage: false)."
+      ? "No warm images. The first cold worker captures the base runtime image, and each project's first worker its project image (unless its profile sets warmImage: false)."
       : formatTable(
           [
             { header: "SNAPSHOT", cell: (i: ImageRecord) => i.snapshotId },
+            { header: "KIND", cell: (i) => i.kind ?? "project" },
             { header: "KEY", cell: (i) => i.key.slice(0, 12) },
-            { header: "RECIPE", cell: (i) => i.recipeSource },
-            { header: "COMMIT", cell: (i) => i.baseCommit.slice(0, 12) },
+            { header: "RECIPE", cell: (i) => (i.kind === "base" ? "-" : i.recipeSource) },
+            { header: "COMMIT", cell: (i) => (i.kind === "base" ? "-" : i.baseCommit.slice(0, 12)) },
+            { header: "BASE", cell: (i) => (i.kind === "base" ? "-" : (i.baseImage ?? "-")) },
             { header: "CREATED", cell: (i) => `${formatDuration(now - i.createdAt)} ago` },
             { header: "LAST USED", cell: (i) => `${formatDuration(now - i.lastUsedAt)} ago` },
             { header: "STATE", cell: imageState },

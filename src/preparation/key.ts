@@ -1,15 +1,16 @@
-// Pure identities of warm images. An image is reusable by a later lease exactly when it was made with the same
-// image-relevant profile settings (where it lives and what machine it is) for the same project. Shared by
-// project (the default), the commit and recipe are not part of the key: a new commit refreshes the same
-// project's image in place, on top of what earlier recipes left. Shared by commit, images have a key of their
-// own (never one a project-shared image was built under) and serve only leases of the commit that built them.
+// Pure identities of warm images. Two kinds:
+// - a base image holds the gateway's verified runtime and nothing of any project or lease; its key is the
+//   profile's image-relevant settings (backend, account, sandbox runtime, vcpus, region, scope) and the digests
+//   of what core hands over (runtime archive, worker archive, version, enabled plugins), so a new runtime
+//   digest builds a new base image and never reuses an older one;
+// - a project image is captured on top of the base image of its runtime (never on an older project image) at
+//   one commit, and serves only leases of that project at that commit with that base key. `images.shareBy`
+//   keeps commit-shared images under keys of their own (never one a project-shared image was built under).
 import { createHash } from "node:crypto";
 import type { ImageSharing, ProfileSettings } from "../settings/index.js";
 
 /** Bump when what a prepared image contains changes shape, so older images are not reused. */
-const IMAGE_FORMAT = 1;
-/** Project images are refreshed once they are this old, even at the same commit. */
-export const IMAGE_REFRESH_AGE_MS = 24 * 60 * 60_000;
+const IMAGE_FORMAT = 2;
 
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
 
@@ -35,27 +36,26 @@ export function imageKeyOf(profileKey: string, projectKey: string, sharing: Imag
   return sharing === "project" ? sha256({ profileKey, projectKey }) : sha256({ profileKey, projectKey, sharing });
 }
 
-/** The commit an image must have been built at to serve a lease, when images are shared by commit. */
-export function requiredCommitOf(sharing: ImageSharing, baseCommit: string): string | undefined {
-  return sharing === "commit" ? baseCommit : undefined;
-}
-
 /** The prepared checkout's directory name on the box: short, and only [0-9a-f]. */
 export function checkoutNameOf(projectKey: string): string {
   return createHash("sha256").update(projectKey).digest("hex").slice(0, 16);
 }
 
-/**
- * Whether a worker that started from `image` should capture a new one: when its preparation did anything (a
- * new commit or recipe), or when the image is old enough to refresh (runtime, worker archive, caches).
- * Returns why not, or undefined when an image is due. A cold start always captures.
- */
-export function imageCurrentReason(
-  image: { createdAt: number } | undefined,
-  event: "initial" | "refresh" | "unchanged",
-  now: number,
-): string | undefined {
-  if (!image || event !== "unchanged") return undefined;
-  if (now - image.createdAt >= IMAGE_REFRESH_AGE_MS) return undefined;
-  return "the image this worker started from is current";
+/** What core hands over for a worker's runtime; only the digests and names that decide the installed files. */
+export interface RuntimeIdentity {
+  nodeBootstrap: { sha256: string; openclawVersion: string; enabledPluginIds: readonly string[] };
+  workerBundle: { sha256: string; packageRelativePath: string };
+}
+
+/** The base image key: one per runtime digest and sandbox shape (the profile key). */
+export function baseKeyOf(profileKey: string, runtime: RuntimeIdentity): string {
+  return sha256({
+    kind: "base",
+    profileKey,
+    runtime: runtime.nodeBootstrap.sha256,
+    version: runtime.nodeBootstrap.openclawVersion,
+    plugins: [...runtime.nodeBootstrap.enabledPluginIds].sort(),
+    worker: runtime.workerBundle.sha256,
+    workerPath: runtime.workerBundle.packageRelativePath,
+  });
 }

@@ -1,36 +1,43 @@
-// One lease's project preparation (seed 002 and the cloud-workers "Warm images" rules), on a sandbox that is
-// either fresh (cold) or created from a warm image:
-//   core's pristine seed → our prepared checkout at the admitted commit → the recipe it commits → the phases
-//   its event needs → (warm) the check that what our programs run is what the image was captured with →
-//   (when an image is due) the node runtime, the scrub, the measurement of the runtime, the capture, the restore.
+// One lease's project preparation (seed 002, the cloud-workers "Warm images" rules, issues 21 and 25), on a
+// sandbox that is fresh (cold), created from the base runtime image (base) or from a project image (warm):
+//   (cold, a sandbox this attempt created) the runtime install and its measurement, the clean baseline, and
+//   the base image capture when due (base.ts) → core's pristine seed → our prepared checkout at the admitted
+//   commit → the recipe it commits → the phases its event needs → the check that what our programs run is
+//   still the baseline → (cold or base start, when an image is due) the scrub and the project image capture on
+//   top of the base, and the restore. A worker started from a project image never captures.
 // Failure rules: a failed detected install is recorded and skips capture, and the worker still starts; a
 // failed declared recipe (devcontainer file or fallback script) is a DeclaredPreparationError, which the
-// provider turns into a visible dispatch error after releasing the sandbox.
+// provider turns into a visible dispatch error after releasing the sandbox; a project image whose runtime
+// changed is refused (ImageRefusedError), and the step falls back to a cold start.
 import { type PreparationEvent, planPhases, type Recipe, RecipeError, resolveRecipe } from "../devcontainer/index.js";
 import type { NodeRuntimePreparation, ProjectPreparation } from "../infra/index.js";
 import { redact } from "../infra/index.js";
 import type { SandboxBox, SandboxHandle, VercelProject } from "../vercel/index.js";
+import { installBase, timed } from "./base.js";
 import { projectTransport, recordPreparation, type SyncResult, scrubBox, syncCheckout } from "./box.js";
 import { type PhaseOutcome, runPhases } from "./commands.js";
 import { substitutionWarnings } from "./diagnostics.js";
-import { checkoutNameOf, imageCurrentReason } from "./key.js";
+import { checkoutNameOf } from "./key.js";
 import { measureRuntime, RuntimeDigestError, runtimeChangedReason } from "./runtime-digest.js";
 import { type ImageStore, ImageStoreFullError } from "./store.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics, RuntimeDigest } from "./types.js";
 
 /**
- * What our programs would run on a worker started from an image is not what was captured with it: the image is
- * refused for good, this worker released, and a new dispatch starts cold (or from another image).
+ * What our programs would run on a worker started from a project image is not the baseline recorded with it:
+ * the image is refused for good, and the worker is released before any secret reached it (the provision step
+ * then starts the lease again cold).
  */
 export class ImageRefusedError extends Error {
   override readonly name = "ImageRefusedError";
   constructor(
     readonly snapshotId: string,
     readonly reason: string,
+    /** Refused before core's seed reached the box: the same provision can still start the lease cold. */
+    readonly beforeSeed: boolean,
   ) {
     super(
       `vercel-sandbox: the warm image ${snapshotId} is refused: ${reason}; no secret was handed to this worker, ` +
-        "it is released, and a new dispatch starts without that image",
+        "and it is released",
     );
   }
 }
@@ -67,7 +74,14 @@ export interface PrepareInput {
   profileKey: string;
   /** Snapshot expiration for captured images (retention deletes them earlier). */
   imageExpirationMs: number;
-  prepareNodeRuntime?: () => Promise<NodeRuntimePreparation>;
+  /** Core's runtime for this lease, when it offered one: without it nothing is installed ahead or captured. */
+  runtime?: NodeRuntimePreparation;
+  /** The base key of that runtime (key.ts). */
+  baseKey?: string;
+  /** Whether this attempt created the sandbox: only such a cold box is measured as a clean baseline. */
+  created?: boolean;
+  /** Told of each step with its duration as it ends. */
+  progress?: (step: string, ms: number) => void;
   installRuntime: (box: SandboxBox, runtime: NodeRuntimePreparation, signal: AbortSignal) => Promise<void>;
   /** Opens the sandbox's egress for preparation: the package registry, the profile's additions, these hosts. */
   openEgress: (hostsOf: { runtimeUrl?: string }) => Promise<void>;
@@ -85,17 +99,57 @@ export interface PrepareOutcome {
 
 export async function prepareProject(input: PrepareInput): Promise<PrepareOutcome> {
   const now = input.now ?? Date.now;
+  const progress = input.progress ?? (() => undefined);
   const started = now();
-  const { preparation, project } = input;
+  const { preparation, project, image } = input;
   const signal = input.signal ? AbortSignal.any([input.signal, preparation.signal]) : preparation.signal;
-  const box = project.box(input.sandbox);
+  let box = project.box(input.sandbox);
+  let sandbox = input.sandbox;
   const current = () => {
     signal.throwIfAborted();
     preparation.assertCurrent();
   };
+  const start: PreparationDiagnostics["start"] = !image ? "cold" : image.kind === "base" ? "base" : "warm";
+  const firstRun = (await input.store.choiceFor(input.leaseId))?.phase === "pending";
 
   current();
-  const seed = await preparation.prepare(projectTransport(box));
+  // The baseline: what the base image recorded before any recipe ran, or, cold, measured now before any does.
+  let baseline = image?.runtime;
+  let baseImageId = image?.kind === "base" ? image.snapshotId : image?.baseImage;
+  let baseCaptureSkipped: string | undefined;
+  if (start === "cold" && input.runtime && input.baseKey && input.created && firstRun) {
+    const base = await installBase({
+      ...input,
+      baseKey: input.baseKey,
+      runtime: input.runtime,
+      box,
+      progress,
+      signal,
+      current,
+      now,
+    });
+    current();
+    ({ sandbox, baseline } = base);
+    box = project.box(sandbox);
+    baseImageId = base.captured?.snapshotId;
+    baseCaptureSkipped = base.skipped;
+  }
+
+  // A project image is checked first, before core's seed (which core hands over once per provision): a
+  // refusal here leaves the provision free to start the lease cold. Its recipe does not run at the same commit.
+  if (start === "warm" && image && baseline && firstRun) {
+    const changed = await timed(progress, "runtime check", () => runtimeChangedOn(box, baseline, signal));
+    current();
+    if (changed) {
+      await input.store.refuse(image.snapshotId, changed, now());
+      await input.store.recordDiagnostics(
+        refusedDiagnostics(input, image.snapshotId, changed, now() - started, started),
+      );
+      throw new ImageRefusedError(image.snapshotId, changed, true);
+    }
+  }
+
+  const seed = await timed(progress, "seed", () => preparation.prepare(projectTransport(box)));
   current();
   const at = { project: checkoutNameOf(preparation.key), baseCommit: preparation.baseCommit };
   const synced = await syncCheckout(box, { ...at, seedKey: seed.seedKey }, signal);
@@ -122,49 +176,62 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
       notes: [...recipe.notes],
       warnings: substitutionWarnings(recipe),
     },
-    start: input.choice.choice.kind === "image" ? "warm" : "cold",
+    start,
     seedCacheHit: seed.cacheHit,
     event,
     phases: [],
-    ...(input.image ? { imageId: input.image.snapshotId } : {}),
+    ...(image && start === "warm" ? { imageId: image.snapshotId } : {}),
+    ...(baseImageId ? { baseImageId } : {}),
+    ...(baseCaptureSkipped ? { baseCaptureSkipped } : {}),
     captured: false,
     totalMs: 0,
   };
-  const finish = async (sandbox: SandboxHandle) => {
+  const finish = async (out: SandboxHandle) => {
     diagnostics.totalMs = now() - started;
     await input.store.recordDiagnostics(diagnostics);
-    return { sandbox, recipe, checkout: synced.checkout, diagnostics };
+    return { sandbox: out, recipe, checkout: synced.checkout, diagnostics };
   };
 
   const phases = planPhases(recipe, event);
   // Egress opens only for work that needs it (the recipe's commands, the runtime download): a warm start at
   // the same commit never changes the policy before enrollment does.
   if (phases.length > 0) await input.openEgress({});
-  const ran = await runPhases(phases, recipe, { box, cwd: synced.checkout, signal });
+  const ran = await timed(progress, "recipe", () => runPhases(phases, recipe, { box, cwd: synced.checkout, signal }));
   current();
   diagnostics.phases = ran.reports.map(({ outputTail: _tail, reason: _reason, ...report }) => report);
   if (ran.failed) {
     const failure = DeclaredPreparationError.of(ran.failed);
     diagnostics.failure = { phase: ran.failed.phase, reason: failure.reason, outputTail: failure.outputTail };
     if (recipe.source !== "detected") {
-      await finish(input.sandbox);
+      await finish(sandbox);
       throw failure;
     }
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
-    return finish(input.sandbox);
+    return finish(sandbox);
   }
-  // Before any secret reaches this box (the runtime's tokens for a capture, then enrollment's). A replay past
-  // `pending` is not checked: enrollment may have changed the runtime on this box since, which says nothing
-  // about the image.
-  if (input.image?.runtime && (await input.store.choiceFor(input.leaseId))?.phase === "pending") {
-    const changed = await runtimeChangedOn(box, input.image.runtime, signal);
-    if (changed) {
-      await input.store.refuse(input.image.snapshotId, changed, now());
-      diagnostics.failure = { phase: "runtime check", reason: changed, outputTail: "" };
-      await finish(input.sandbox);
-      throw new ImageRefusedError(input.image.snapshotId, changed);
-    }
+  // Before any secret reaches this box (enrollment's), on the lease's first preparation only: a replay past
+  // `pending` may find the runtime changed by enrollment or the agent on that box, which says nothing about an
+  // image. A project image whose runtime changed is refused; this worker's own recipe changing it (cold or
+  // base start) only keeps this box from being captured.
+  let changed: string | undefined;
+  if (baseline && firstRun && phases.length > 0) {
+    changed = await timed(progress, "runtime check", () => runtimeChangedOn(box, baseline, signal));
     current();
+  }
+  if (changed && image && start === "warm") {
+    await input.store.refuse(image.snapshotId, changed, now());
+    diagnostics.failure = { phase: "runtime check", reason: changed, outputTail: "" };
+    await finish(sandbox);
+    throw new ImageRefusedError(image.snapshotId, changed, false);
+  }
+  if (changed) {
+    // This commit's own recipe replaced what enrollment would run: nothing of ours runs it, and no secret
+    // reaches this box; the dispatch fails as the recipe's (visible, after the release).
+    const reason = `this commit's recipe changed what the plugin's programs run: ${changed}; no secret is handed to this worker`;
+    diagnostics.failure = { phase: "runtime check", reason, outputTail: "" };
+    diagnostics.captureSkipped = "the recipe changed the runtime";
+    await finish(sandbox);
+    throw new DeclaredPreparationError("runtime check", reason, "");
   }
   // The record already says so when nothing changed (a warm start at the same commit and recipe).
   if (event !== "unchanged") {
@@ -172,24 +239,19 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     current();
   }
 
-  const skip = await captureSkipReason(input, event, now());
+  const skip = await captureSkipReason(input, start, baseline);
   if (skip) {
     diagnostics.captureSkipped = skip;
-    return finish(input.sandbox);
+    return finish(sandbox);
   }
-  const runtime = await (input.prepareNodeRuntime as () => Promise<NodeRuntimePreparation>)();
+  await timed(progress, "scrub", () => scrubBox(box, signal));
   current();
-  await input.openEgress({ runtimeUrl: runtime.nodeBootstrap.url });
-  await input.installRuntime(box, runtime, signal);
-  current();
-  await scrubBox(box, signal);
-  current();
-  const measured = await measureRuntime(box, signal);
-  current();
-  const snapshotId = await project.capture(input.sandbox, input.imageExpirationMs, signal);
+  const snapshotId = await timed(progress, "capture", () => project.capture(sandbox, input.imageExpirationMs, signal));
   await input.store.recordImage({
     snapshotId,
     key: input.choice.key,
+    ...(input.baseKey ? { baseKey: input.baseKey } : {}),
+    ...(baseImageId ? { baseImage: baseImageId } : {}),
     profileKey: input.profileKey,
     projectKey: preparation.key,
     baseCommit: preparation.baseCommit,
@@ -199,12 +261,12 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     createdAt: now(),
     lastUsedAt: now(),
     state: "ready",
-    runtime: measured,
+    runtime: baseline,
   });
   diagnostics.captured = true;
   diagnostics.imageId = snapshotId;
   current();
-  return finish(await project.restore(input.sandbox, snapshotId, signal));
+  return finish(await timed(progress, "restore", () => project.restore(sandbox, snapshotId, signal)));
 }
 
 /**
@@ -214,16 +276,50 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
 export const ENROLLMENT_MAY_HAVE_RUN =
   "enrollment may have run on this sandbox (the store records its lease past preparation), so it is never the source of an image";
 
-/** Why no image is captured this time, or undefined when one is due. */
-async function captureSkipReason(input: PrepareInput, event: "initial" | "refresh" | "unchanged", now: number) {
-  if (!input.prepareNodeRuntime) return "the gateway offered no node runtime preparation, so nothing is captured";
+/** What `images` shows of a worker that refused its image before reading the checkout. */
+function refusedDiagnostics(
+  input: PrepareInput,
+  snapshotId: string,
+  reason: string,
+  totalMs: number,
+  at: number,
+): PreparationDiagnostics {
+  return {
+    leaseId: input.leaseId,
+    at,
+    key: input.choice.key,
+    projectKey: input.preparation.key,
+    baseCommit: input.preparation.baseCommit,
+    recipe: { source: "none", identity: "", notes: ["not read: the image was refused first"], warnings: [] },
+    start: "warm",
+    event: "unchanged",
+    phases: [],
+    failure: { phase: "runtime check", reason, outputTail: "" },
+    imageId: snapshotId,
+    captured: false,
+    captureSkipped: "the image was refused",
+    totalMs,
+  };
+}
+
+/** Why no project image is captured this time, or undefined when one is due. */
+async function captureSkipReason(
+  input: PrepareInput,
+  start: PreparationDiagnostics["start"],
+  baseline: RuntimeDigest | undefined,
+) {
+  if (!input.runtime) return "the gateway offered no node runtime preparation, so nothing is captured";
   // Only our store decides: the box's own record is the box's to edit, and a replay reads it again.
-  const captured = (await input.store.images()).some((image) => image.sourceLeaseId === input.leaseId);
-  if (captured) return "this lease already captured its image";
   const recorded = await input.store.choiceFor(input.leaseId);
   if (recorded?.phase !== "pending") return ENROLLMENT_MAY_HAVE_RUN;
-  const current = imageCurrentReason(input.image, event, now);
-  if (current) return current;
+  if (start === "warm") {
+    return "a worker started from a project image never captures: each project image is built on the clean base";
+  }
+  const captured = (await input.store.images()).some((i) => i.sourceLeaseId === input.leaseId && i.kind !== "base");
+  if (captured) return "this lease already captured its image";
+  if (!baseline) {
+    return "no clean runtime measurement (the sandbox was adopted, not created, by this attempt), so nothing is captured";
+  }
   try {
     await input.store.assertRoomForImage(input.choice.key);
   } catch (error) {

@@ -1,7 +1,8 @@
-// What our programs later execute from a prepared box, measured at capture and again on each worker that
-// starts from the image before enrollment hands over any secret (issue 25): the `node` that PATH resolves and
-// every file and link under the OpenClaw runtimes directory. A mismatch means something (a later recipe, or
-// whatever the image's lineage left) replaced what enrollment would run, and the image is refused.
+// What our programs later execute from a prepared box (issue 25): the `node` that PATH resolves and every file
+// and link under the OpenClaw runtimes directory. Measured once right after the runtime install on a fresh
+// sandbox, before any recipe ran (the baseline a base image records and every project image built on it
+// carries), and again after each first preparation, before enrollment hands over any secret. A mismatch means
+// a recipe replaced what enrollment would run: a project image is refused, a recipe's own worker fails.
 //
 // The measurement runs on the box, with the box's own sh, find and sha256sum: it catches a recipe that patches
 // a runtime file or swaps `node` for a wrapper, never a recipe that used sudo to replace those tools too. Only
@@ -60,5 +61,5 @@ export function runtimeChangedReason(recorded: RuntimeDigest, measured: RuntimeD
     ...(recorded.runtimes !== measured.runtimes ? ["the OpenClaw runtime files"] : []),
   ];
   if (changed.length === 0) return undefined;
-  return `${changed.join(" and ")} differ from what was captured with the image (a recipe or the image's lineage replaced them)`;
+  return `${changed.join(" and ")} differ from the baseline measured right after the runtime install, before any recipe ran`;
 }

@@ -5,7 +5,8 @@
 // - a forgotten snapshotId (deletion proven, or Vercel said missing) stays in `forgotten`, and a released
 //   lease in `released`, so a stale copy held by another instance never resurrects the image or the pin;
 // - choices by leaseId: the first recorded wins (a lease's choice never changes), the furthest phase;
-// - diagnostics by lease and time, the newest 50.
+// - diagnostics by lease and time, the newest 50;
+// - base-image capture claims by base key: the later claim wins, a finished one over an open one of its time.
 import { DamagedFileError, type DurableFormat } from "../infra/index.js";
 import type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
 
@@ -20,9 +21,27 @@ export interface StoreState {
   choices: Record<string, AllocationChoice>;
   released: Record<string, number>;
   diagnostics: PreparationDiagnostics[];
+  /** Who captures a base image of a key now: at most one capture per key at a time, across instances. */
+  captures: Record<string, CaptureClaim>;
 }
 
-export const emptyState = (): StoreState => ({ images: {}, forgotten: {}, choices: {}, released: {}, diagnostics: [] });
+export interface CaptureClaim {
+  owner: string;
+  at: number;
+  done?: boolean;
+}
+
+/** A claim older than this is taken to be abandoned (a crashed gateway); a capture takes a few minutes. */
+export const CAPTURE_CLAIM_TTL_MS = 30 * 60_000;
+
+export const emptyState = (): StoreState => ({
+  images: {},
+  forgotten: {},
+  choices: {},
+  released: {},
+  diagnostics: [],
+  captures: {},
+});
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -62,6 +81,16 @@ function records<T>(v: unknown, valid: (x: unknown) => x is T, idOf: (x: T) => s
   return out;
 }
 
+function claims(v: unknown): Record<string, CaptureClaim> {
+  const out: Record<string, CaptureClaim> = {};
+  for (const [key, c] of Object.entries(isObject(v) ? v : {})) {
+    if (isObject(c) && typeof c.owner === "string" && typeof c.at === "number") {
+      out[key] = { owner: c.owner, at: c.at, ...(c.done === true ? { done: true } : {}) };
+    }
+  }
+  return out;
+}
+
 function times(v: unknown): Record<string, number> {
   return Object.fromEntries(Object.entries(isObject(v) ? v : {}).filter(([, at]) => typeof at === "number")) as Record<
     string,
@@ -85,6 +114,7 @@ function parseStore(text: string): StoreState {
     choices: records(parsed.choices, isChoice, (c) => c.leaseId),
     released: times(parsed.released),
     diagnostics: Array.isArray(parsed.diagnostics) ? parsed.diagnostics.filter(isDiagnostics) : [],
+    captures: claims(parsed.captures),
   };
 }
 
@@ -112,6 +142,11 @@ export function mergeImage(ours: ImageRecord, theirs: ImageRecord): void {
 }
 
 function mergeChoice(ours: AllocationChoice, theirs: AllocationChoice): void {
+  // A fallback from a refused image is the one later change a choice takes: it wins over copies from before it.
+  if (theirs.fellBack !== ours.fellBack) {
+    if (theirs.fellBack) Object.assign(ours, structuredClone(theirs));
+    return;
+  }
   const phase = PHASES[Math.max(PHASES.indexOf(ours.phase), PHASES.indexOf(theirs.phase))]!;
   if (theirs.recordedAt < ours.recordedAt) Object.assign(ours, structuredClone(theirs));
   ours.phase = phase;
@@ -139,6 +174,12 @@ export function mergeState(into: StoreState, from: StoreState): void {
   for (const id of Object.keys(into.forgotten)) delete into.images[id];
   for (const leaseId of Object.keys(into.released)) delete into.choices[leaseId];
   into.diagnostics = newestDiagnostics([...into.diagnostics, ...structuredClone(from.diagnostics)]);
+  for (const [key, theirs] of Object.entries(from.captures)) {
+    const ours = into.captures[key];
+    if (!ours || theirs.at > ours.at || (theirs.at === ours.at && theirs.owner === ours.owner && theirs.done)) {
+      into.captures[key] = { ...theirs };
+    }
+  }
 }
 
 export function trimOldest(tombstones: Record<string, number>, bound: number): void {
@@ -150,15 +191,23 @@ export function trimOldest(tombstones: Record<string, number>, bound: number): v
 
 /**
  * Images an outstanding lease needs: the one it was allocated from, and the ones captured from its sandbox
- * (a persistent sandbox's next session restores its latest snapshot, so deleting that would strand it).
+ * (a persistent sandbox's next session restores its latest snapshot, so deleting that would strand it); and
+ * base images a recorded project image was captured on top of (Vercel snapshots are layered on their source).
  */
 export function pinnedBy(state: StoreState): Set<string> {
   const pinned = new Set<string>();
   for (const { choice } of Object.values(state.choices)) if (choice.kind === "image") pinned.add(choice.snapshotId);
   for (const image of Object.values(state.images)) {
     if (state.choices[image.sourceLeaseId]) pinned.add(image.snapshotId);
+    if (image.baseImage && image.state === "ready") pinned.add(image.baseImage);
   }
   return pinned;
+}
+
+/** Whether `owner` may capture the base image of `key` now: nobody else holds a live, unfinished claim. */
+export function mayClaim(state: StoreState, key: string, owner: string, now: number): boolean {
+  const claim = state.captures[key];
+  return !claim || claim.done === true || claim.owner === owner || now - claim.at >= CAPTURE_CLAIM_TTL_MS;
 }
 
 export const newestFirst = (a: ImageRecord, b: ImageRecord) => b.createdAt - a.createdAt;

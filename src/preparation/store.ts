@@ -10,8 +10,10 @@ import { join } from "node:path";
 import { DurableFile, type DurableFileOptions } from "../infra/index.js";
 import {
   assertRoomForImage,
+  CAPTURE_CLAIM_TTL_MS,
   emptyState,
   ImageStoreFullError,
+  mayClaim,
   mergeImage,
   mergeState,
   newestDiagnostics,
@@ -101,12 +103,41 @@ export class ImageStore {
     return structuredClone(Object.values((await this.current()).images).sort(newestFirst));
   }
 
-  /** The newest image of `key` that may serve a new allocation; at `baseCommit` only, when one is given. */
-  async usable(key: string, baseCommit?: string): Promise<ImageRecord | undefined> {
+  /**
+   * The newest image of `key` that may serve a new allocation; at `baseCommit` only, and holding the runtime
+   * of `baseKey` only, when those are given.
+   */
+  async usable(key: string, only: { baseCommit?: string; baseKey?: string } = {}): Promise<ImageRecord | undefined> {
     const ready = Object.values((await this.current()).images).filter(
-      (i) => i.key === key && servesAllocations(i) && (baseCommit === undefined || i.baseCommit === baseCommit),
+      (i) =>
+        i.key === key &&
+        servesAllocations(i) &&
+        (only.baseCommit === undefined || i.baseCommit === only.baseCommit) &&
+        (only.baseKey === undefined || i.baseKey === only.baseKey),
     );
     return structuredClone(ready.sort(newestFirst)[0]);
+  }
+
+  /**
+   * Claims the capture of the base image of `key` for `owner`: false while another owner's claim is live (at
+   * most one capture per key at a time, across gateways and CLIs on this file). Finish it with finishCapture.
+   */
+  async claimCapture(key: string, owner: string, at: number): Promise<boolean> {
+    return this.change((state) => {
+      if (!mayClaim(state, key, owner, at)) return false;
+      state.captures[key] = { owner, at };
+      for (const [other, claim] of Object.entries(state.captures)) {
+        if (claim.done && at - claim.at >= CAPTURE_CLAIM_TTL_MS) delete state.captures[other];
+      }
+      return true;
+    });
+  }
+
+  async finishCapture(key: string, owner: string): Promise<void> {
+    await this.change((state) => {
+      const claim = state.captures[key];
+      if (claim?.owner === owner) claim.done = true;
+    });
   }
 
   /** Throws ImageStoreFullError when an image of `key` could not be recorded; check before capturing one. */
@@ -151,6 +182,27 @@ export class ImageStore {
 
   async choiceFor(leaseId: string): Promise<AllocationChoice | undefined> {
     return structuredClone((await this.current()).choices[leaseId]);
+  }
+
+  /**
+   * A lease started from an image a worker then refused falls back to a cold start: the one change a recorded
+   * choice may take. Returns the new choice; anything else is refused.
+   */
+  async fallBackCold(leaseId: string, at: number): Promise<AllocationChoice> {
+    return this.change((state) => {
+      const recorded = state.choices[leaseId];
+      if (recorded?.fellBack) return structuredClone(recorded);
+      const made = recorded?.choice;
+      const image = made?.kind === "image" ? state.images[made.snapshotId] : undefined;
+      if (!recorded || image?.refusedAt === undefined) {
+        throw new ChoiceConflictError(`lease ${leaseId} falls back to a cold start only from a refused image`);
+      }
+      recorded.choice = { kind: "cold" };
+      recorded.recordedAt = at;
+      recorded.phase = "pending";
+      recorded.fellBack = true;
+      return structuredClone(recorded);
+    });
   }
 
   /** Records a lease's choice once; the same choice again is a replay, a different one is refused. */

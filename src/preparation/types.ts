@@ -2,12 +2,18 @@
 // diagnostics of each preparation. They are plain JSON (the image store writes them to disk as they are).
 import type { PhaseName, PreparationEvent, RecipeSource } from "../devcontainer/index.js";
 
-/** One warm image: a Vercel snapshot of a prepared, scrubbed sandbox. */
+/** One warm image: a Vercel snapshot of a prepared (project) or runtime-only (base), scrubbed sandbox. */
 export interface ImageRecord {
   /** The Vercel snapshot id. */
   snapshotId: string;
-  /** Image key: image-relevant profile settings + project key (see key.ts). */
+  /** `base`: the verified runtime and nothing of any project or lease; absent: a project image. */
+  kind?: "base";
+  /** Image key: a project image's profile and project key, a base image's base key (see key.ts). */
   key: string;
+  /** The base key of the runtime it holds (a base image's own key); project images of another are never used. */
+  baseKey?: string;
+  /** The base image a project image was captured on top of: retention never deletes it while this one exists. */
+  baseImage?: string;
   /** The image-relevant profile settings alone, so retention can apply that profile's rules. */
   profileKey: string;
   projectKey: string;
@@ -20,7 +26,10 @@ export interface ImageRecord {
   lastUsedAt: number;
   /** `ready` images may serve allocations; `missing` ones were not found on Vercel and only await forgetting. */
   state: "ready" | "missing";
-  /** What our programs run from the box, measured at capture (absent on images captured before it was). */
+  /**
+   * What our programs run from the box: measured on a base image's sandbox right after the runtime install,
+   * before any recipe ran; a project image carries its base's (absent on images captured before either was).
+   */
   runtime?: RuntimeDigest;
   /** When a worker started from it found that runtime changed: from then on it serves no allocation. */
   refusedAt?: number;
@@ -52,6 +61,8 @@ export interface AllocationChoice {
    * first attempted, so the sandbox is never captured again; enrolled: node enrolled.
    */
   phase: "pending" | "prepared" | "enrolled";
+  /** The lease started from an image its worker refused, and fell back to this cold start. */
+  fellBack?: true;
 }
 
 export interface PhaseReport {
@@ -79,15 +90,19 @@ export interface PreparationDiagnostics {
     /** E.g. a value or command containing `${…}`, which stays literal. */
     warnings: string[];
   };
-  /** cold: a fresh sandbox; warm: created from `imageId` (the image cache hit). */
-  start: "cold" | "warm";
+  /** cold: a fresh sandbox; base: created from the base image `baseImageId`; warm: from the project image `imageId`. */
+  start: "cold" | "base" | "warm";
+  /** The base image this lease started from, or the one it captured before its recipe ran. */
+  baseImageId?: string;
+  /** Why no base image was captured on a cold start, when none was. */
+  baseCaptureSkipped?: string;
   /** Whether core found its pristine seed of this commit on the box already (no Git pack uploaded). */
   seedCacheHit?: boolean;
   event: PreparationEvent;
   phases: PhaseReport[];
   /** Redacted output of the failed phase, at most 16 KiB. */
   failure?: {
-    phase: PhaseName | "runtime" | "runtime check" | "scrub" | "capture" | "recipe";
+    phase: PhaseName | "runtime" | "runtime check" | "scrub" | "capture" | "recipe" | "fallback";
     reason: string;
     outputTail: string;
   };

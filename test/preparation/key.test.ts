@@ -1,6 +1,6 @@
 // The pure identities and refresh rule of warm images.
 import { describe, expect, it } from "vitest";
-import { IMAGE_REFRESH_AGE_MS, imageCurrentReason, imageKeyOf, profileKeyOf } from "../../src/preparation/key.js";
+import { baseKeyOf, imageKeyOf, profileKeyOf, type RuntimeIdentity } from "../../src/preparation/key.js";
 import { imageExpirationMs } from "../../src/provider/steps/warm-images.js";
 import { parseSettings } from "../../src/settings/profile.js";
 
@@ -20,20 +20,31 @@ describe("image keys", () => {
   });
 });
 
-describe("image refresh", () => {
-  const now = 10 * IMAGE_REFRESH_AGE_MS;
-  const image = (ageMs: number) => ({ createdAt: now - ageMs });
+describe("base image keys", () => {
+  const profileKey = profileKeyOf(parseSettings({ tokenEnv: "T", teamId: "team_a", projectId: "prj_a" }), 2);
+  const runtime: RuntimeIdentity = {
+    nodeBootstrap: { sha256: "a".repeat(64), openclawVersion: "2026.9.2", enabledPluginIds: ["x", "y"] },
+    workerBundle: { sha256: "b".repeat(64), packageRelativePath: "worker-archives/b.tgz" },
+  };
 
-  it("a cold start and any preparation work capture", () => {
-    expect(imageCurrentReason(undefined, "unchanged", now)).toBeUndefined();
-    expect(imageCurrentReason(image(60_000), "refresh", now)).toBeUndefined();
-    expect(imageCurrentReason(image(60_000), "initial", now)).toBeUndefined();
-  });
-
-  it("an unchanged start keeps a young image and refreshes one 24 h old or more", () => {
-    expect(imageCurrentReason(image(IMAGE_REFRESH_AGE_MS - 1), "unchanged", now)).toMatch(/current/);
-    expect(imageCurrentReason(image(IMAGE_REFRESH_AGE_MS), "unchanged", now)).toBeUndefined();
-    expect(imageCurrentReason(image(3 * IMAGE_REFRESH_AGE_MS), "unchanged", now)).toBeUndefined();
+  it("change with the runtime's digests and the sandbox shape, never with the order of plugin ids", () => {
+    const key = baseKeyOf(profileKey, runtime);
+    expect(
+      baseKeyOf(profileKey, { ...runtime, nodeBootstrap: { ...runtime.nodeBootstrap, sha256: "c".repeat(64) } }),
+    ).not.toBe(key);
+    expect(
+      baseKeyOf(profileKey, { ...runtime, workerBundle: { ...runtime.workerBundle, sha256: "d".repeat(64) } }),
+    ).not.toBe(key);
+    expect(
+      baseKeyOf(profileKey, { ...runtime, nodeBootstrap: { ...runtime.nodeBootstrap, openclawVersion: "2026.9.4" } }),
+    ).not.toBe(key);
+    const otherShape = profileKeyOf(parseSettings({ tokenEnv: "T", teamId: "team_a", projectId: "prj_a" }), 4);
+    expect(baseKeyOf(otherShape, runtime)).not.toBe(key);
+    expect(
+      baseKeyOf(profileKey, { ...runtime, nodeBootstrap: { ...runtime.nodeBootstrap, enabledPluginIds: ["y", "x"] } }),
+    ).toBe(key);
+    // Never the key of a project image.
+    expect(key).not.toBe(imageKeyOf(profileKey, ""));
   });
 });
 

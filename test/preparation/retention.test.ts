@@ -189,6 +189,43 @@ describe("image retention", () => {
     expect(await onVercel(ofLiveLease.snapshotId)).toBe(false);
   });
 
+  it("never deletes a base image a lease uses or a recorded project image was built on", async () => {
+    const store = new ImageStore();
+    const base = { kind: "base" as const, key: "base-k", baseKey: "base-k", projectKey: "", baseCommit: "" };
+    // Two older base images of one key, each unused for 9 days: past `keep: 1` and past `unusedFor` alike.
+    const underProject = await captured(store, { ...base, createdAt: NOW - 5 * HOUR, lastUsedAt: NOW - 9 * DAY });
+    const underLease = await captured(store, { ...base, createdAt: NOW - 4 * HOUR, lastUsedAt: NOW - 9 * DAY });
+    const loose = await captured(store, { ...base, createdAt: NOW - 3 * HOUR, lastUsedAt: NOW - 9 * DAY });
+    const built = await captured(store, { baseImage: underProject.snapshotId, baseKey: "base-k" });
+    await store.recordChoice({
+      leaseId: "vsb_on_base",
+      key: "key-a",
+      profileKey: "profile-a",
+      choice: { kind: "image", snapshotId: underLease.snapshotId },
+      recordedAt: NOW - HOUR,
+      phase: "enrolled",
+    });
+
+    const first = await pass(store, [rules({ keep: 1, unusedForMs: 7 * DAY })]).report;
+    expect(first.deleted.map((d) => d.snapshotId)).toEqual([loose.snapshotId]);
+    expect(first.inUse.map((i) => i.snapshotId).sort()).toEqual(
+      [underLease.snapshotId, underProject.snapshotId].sort(),
+    );
+    expect(await onVercel(underProject.snapshotId)).toBe(true);
+    expect(await onVercel(underLease.snapshotId)).toBe(true);
+    expect(await store.retainedSnapshotIds()).toContain(underProject.snapshotId);
+
+    // Once the lease is gone and the project image deleted (one pass), the base images go too (the next).
+    await store.releaseChoice("vsb_on_base");
+    const unused = rules({ keep: 1, unusedForMs: 1 });
+    const second = await pass(store, [unused]).report;
+    expect(second.inUse.map((i) => i.snapshotId)).toEqual([underProject.snapshotId]);
+    await pass(store, [unused]).report;
+    expect(await recorded(store)).toEqual([]);
+    expect(await onVercel(built.snapshotId)).toBe(false);
+    expect(await onVercel(underProject.snapshotId)).toBe(false);
+  });
+
   it("a failed deletion is recorded (redacted), takes the image out of service, and a later pass retries it", async () => {
     const store = new ImageStore();
     const doomed = await captured(store, { lastUsedAt: NOW - 2 * DAY });

@@ -1,8 +1,7 @@
 // images.shareBy as key.ts reads it: a commit-shared image never has the key a project-shared one was built
-// under (so switching a profile to `commit` reuses no image a looser rule made), and only commit sharing
-// asks the store for a particular commit.
+// under (so switching a profile to `commit` reuses no image a looser rule made).
 import { describe, expect, it } from "vitest";
-import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../src/preparation/key.js";
+import { imageKeyOf, profileKeyOf } from "../../src/preparation/key.js";
 import { parseSettings } from "../../src/settings/profile.js";
 
 describe("image sharing", () => {
@@ -13,10 +12,5 @@ describe("image sharing", () => {
     expect(imageKeyOf(profileKey, "p1", "project")).toBe(shared);
     expect(imageKeyOf(profileKey, "p1", "commit")).not.toBe(shared);
     expect(imageKeyOf(profileKey, "p2", "commit")).not.toBe(imageKeyOf(profileKey, "p1", "commit"));
-  });
-
-  it("only commit sharing requires an image of the lease's commit", () => {
-    expect(requiredCommitOf("commit", "abc123")).toBe("abc123");
-    expect(requiredCommitOf("project", "abc123")).toBeUndefined();
   });
 });

@@ -86,9 +86,57 @@ describe("image store", () => {
     const store = new ImageStore();
     await store.recordImage(imageRecord("snap_at", { baseCommit: "aaa", createdAt: 1 }));
     await store.recordImage(imageRecord("snap_newer", { baseCommit: "bbb", createdAt: 2 }));
-    expect((await store.usable("key-a", "aaa"))?.snapshotId).toBe("snap_at");
-    expect(await store.usable("key-a", "ccc")).toBeUndefined();
+    expect((await store.usable("key-a", { baseCommit: "aaa" }))?.snapshotId).toBe("snap_at");
+    expect(await store.usable("key-a", { baseCommit: "ccc" })).toBeUndefined();
     expect((await store.usable("key-a"))?.snapshotId).toBe("snap_newer");
+  });
+
+  it("asked for a base key, serves only an image holding that runtime", async () => {
+    const store = new ImageStore();
+    await store.recordImage(imageRecord("snap_old_runtime", { baseKey: "base-1", createdAt: 2 }));
+    await store.recordImage(imageRecord("snap_new_runtime", { baseKey: "base-2", createdAt: 1 }));
+    expect((await store.usable("key-a", { baseKey: "base-2" }))?.snapshotId).toBe("snap_new_runtime");
+    expect(await store.usable("key-a", { baseKey: "base-3" })).toBeUndefined();
+  });
+
+  it("grants one base capture per key at a time across instances, again once it is finished or abandoned", async () => {
+    const dir = await stateDir();
+    const gateway = ImageStore.inDirectory(dir);
+    const cli = ImageStore.inDirectory(dir);
+    const claims = await Promise.all([
+      gateway.claimCapture("base-1", "vsb_a", 100),
+      cli.claimCapture("base-1", "vsb_b", 100),
+      gateway.claimCapture("base-1", "vsb_c", 101),
+    ]);
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    // Another key is not held up.
+    expect(await cli.claimCapture("base-2", "vsb_b", 102)).toBe(true);
+    const owner = ["vsb_a", "vsb_b", "vsb_c"][claims.indexOf(true)] as string;
+    const other = owner === "vsb_a" ? "vsb_b" : "vsb_a";
+    expect(await cli.claimCapture("base-1", other, 200)).toBe(false);
+    // A claim whose owner never finished (a crashed gateway) lapses after 30 minutes.
+    expect(await cli.claimCapture("base-1", other, 100 + 30 * 60_000)).toBe(true);
+    await gateway.finishCapture("base-1", owner);
+    expect(await gateway.claimCapture("base-1", "vsb_d", 100 + 30 * 60_000 + 1)).toBe(false);
+    await cli.finishCapture("base-1", other);
+    expect(await gateway.claimCapture("base-1", "vsb_d", 100 + 30 * 60_000 + 2)).toBe(true);
+  });
+
+  it("a lease falls back from its image to a cold start only once the image is refused, and a stale copy keeps it", async () => {
+    const dir = await stateDir();
+    const stale = ImageStore.inDirectory(dir);
+    await stale.recordImage(imageRecord("snap_f"));
+    await stale.recordChoice(choice("vsb_f", "snap_f"));
+    const store = ImageStore.inDirectory(dir);
+    await expect(store.fallBackCold("vsb_f", 20)).rejects.toThrow(ChoiceConflictError);
+    await store.refuse("snap_f", "the node on PATH differs", 20);
+    const fallen = await store.fallBackCold("vsb_f", 21);
+    expect(fallen).toMatchObject({ choice: { kind: "cold" }, fellBack: true, phase: "pending" });
+    // The stale instance, which still holds the image choice recorded earlier, writes: the fallback stands.
+    await stale.advanceChoice("vsb_f", "pending");
+    await stale.touch("snap_f", 30);
+    expect((await ImageStore.inDirectory(dir).choiceFor("vsb_f"))?.choice).toEqual({ kind: "cold" });
+    expect(await store.fallBackCold("vsb_f", 22)).toMatchObject({ recordedAt: 21 });
   });
 
   it("serves the newest ready image of a key; missing images and images being deleted serve none", async () => {

@@ -1,10 +1,14 @@
 // Issue 25 on the emulator with the real provider and SDK: what the box says is never what decides an image.
 // A replay that adopts a sandbox on which enrollment ran (or may have run) captures nothing, whatever the
-// preparation record on the box claims; the store's recorded phase decides.
+// preparation record on the box claims; the store's recorded phase decides. A recipe that patches the runtime
+// or replaces `node` fails its own worker before any secret and reaches no image (the baseline is measured
+// before any recipe runs, and every project image is built on the clean base); a project image whose runtime
+// is not its baseline is refused, and the lease falls back to a cold start within the same provision.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Sandbox } from "@vercel/sandbox";
 import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderImages } from "../../src/cli/images.js";
@@ -120,53 +124,110 @@ echo ran >> "$HOME/poison.log"
 `;
 const recipe = (command: string) => JSON.stringify({ updateContentCommand: command });
 
-/** Commit 1 is clean, commit 2 (another branch, another user) poisons, commit 3 is clean again. */
-async function poisonedHistory(profile: WorkerProfile) {
+/** What a worker's box holds of what a tampering recipe would record: empty when nothing ran it. */
+const leaksOn = (leaseId: string) =>
+  h.sh(
+    leaseId,
+    "cat $HOME/leak.log /tmp/node-env.log $HOME/poison.log 2>/dev/null; ls /opt/*/bin/*.real 2>/dev/null; true",
+  );
+
+/** Commit 1 is clean, commit 2 (another branch, another user) tampers, commit 3 is clean again. */
+async function tamperedHistory(profile: WorkerProfile, script: string) {
   const repo = createRepo();
   repo.commit({ ".devcontainer.json": recipe("echo clean") });
   const clean = await provision({ repo, profile });
-  repo.commit({ ".devcontainer.json": recipe("sh poison.sh"), "poison.sh": POISON });
+  repo.commit({ ".devcontainer.json": recipe("sh tamper.sh"), "tamper.sh": script });
   const op = operationId();
-  const poisoner = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
-  const poisonerLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
-  // The poison ran either way: its phase succeeded.
-  expect((await runsOf(poisonerLease))[0]?.phases).toMatchObject([{ phase: "updateContentCommand", ok: true }]);
-  repo.commit({ ".devcontainer.json": recipe("echo clean"), "poison.sh": "" });
+  const tamperer = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
+  const tampererLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
+  repo.commit({ ".devcontainer.json": recipe("echo clean"), "tamper.sh": "" });
   const later = await provision({ repo, profile });
-  const leaked = await h.sh(later.leaseId, "cat $HOME/leak.log 2>/dev/null || true");
-  const image = (await store().images()).find((i) => i.sourceLeaseId === clean.leaseId);
-  return { poisoner, poisonerLease, later, leaked, image, start: (await runsOf(later.leaseId))[0]?.start };
+  return { clean, tamperer, tampererLease, later, leaked: await leaksOn(later.leaseId) };
 }
 
-describe("a recipe that poisons its project's image", () => {
-  it("shared by project, a later recipe that patches the runtime gets the image refused before any secret; the next worker starts cold and runs no patch", async () => {
-    const { poisoner, poisonerLease, later, leaked, image, start } = await poisonedHistory(h.profile);
-    expect(String(poisoner)).toContain(`the warm image ${image?.snapshotId} is refused`);
-    // Permanent for this operation (its recorded start is the refused image), after a proven release.
-    expect(poisoner).toBeInstanceOf(WorkerProviderError);
-    expect(await h.sandboxExists(poisonerLease)).toBe(false);
-    expect(image?.refusedReason).toMatch(/OpenClaw runtime files differ/);
+// The emulator's `node` is a copy owned by the host's root (nobody inside the sandbox), which even the sandbox's
+// root cannot replace: the node-wrapper variant of the check is covered by runtime-digest.test.ts alone.
+describe("a recipe that tampers with what enrollment runs", () => {
+  it("a recipe that patches the OpenClaw runtime fails its own worker before any secret, reaches no image, and the next commit starts from the clean base", async () => {
+    const { tamperer, tampererLease, later, leaked } = await tamperedHistory(h.profile, POISON);
+    expect(tamperer).toBeInstanceOf(WorkerProviderError);
+    expect(String(tamperer)).toMatch(/runtime check: this commit's recipe changed what the plugin's programs run/);
+    // The recipe ran (its phase succeeded), on a worker that started from the base image.
+    const [run] = await runsOf(tampererLease);
+    expect(run).toMatchObject({ start: "base", captured: false, failure: { phase: "runtime check" } });
+    expect(run?.phases).toMatchObject([{ phase: "updateContentCommand", ok: true }]);
+    expect(await h.sandboxExists(tampererLease)).toBe(false);
+    expect((await store().images()).filter((i) => i.sourceLeaseId === tampererLease)).toEqual([]);
+    expect((await runsOf(later.leaseId))[0]?.start).toBe("base");
+    expect(later.lease.node?.deviceId).toMatch(/^device-/);
+    expect(leaked).toBe("");
+  }, 360_000);
+
+  it("a first cold worker whose recipe patches the runtime never makes that its baseline: nothing is captured after it", async () => {
+    // Another machine size: no base image of this shape yet, so the first worker is cold.
+    const profile = { ...h.profile, vcpus: 4 };
+    const repo = createRepo();
+    repo.commit({ ".devcontainer.json": recipe("sh tamper.sh"), "tamper.sh": POISON });
+    const op = operationId();
+    const first = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
+    const firstLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
+    expect(first).toBeInstanceOf(WorkerProviderError);
+    const [run] = await runsOf(firstLease);
+    // The base image was captured from this box before its recipe ran; the project image never was.
+    expect(run).toMatchObject({ start: "cold", captured: false, failure: { phase: "runtime check" } });
+    expect(run?.baseImageId).toMatch(/^snap_/);
+    expect((await store().images()).filter((i) => i.sourceLeaseId === firstLease).map((i) => i.kind)).toEqual(["base"]);
+    repo.commit({ ".devcontainer.json": recipe("echo clean"), "tamper.sh": "" });
+    const later = await provision({ repo, profile });
+    expect((await runsOf(later.leaseId))[0]).toMatchObject({ start: "base", baseImageId: run?.baseImageId });
+    expect(await leaksOn(later.leaseId)).toBe("");
+  }, 360_000);
+
+  it("a project image whose runtime is not its baseline is refused, and the lease falls back to a cold start in the same provision", async () => {
+    const repo = createRepo();
+    repo.commit({ ".devcontainer.json": recipe("echo clean") });
+    const clean = await provision({ repo });
+    const image = (await store().images()).find((i) => i.sourceLeaseId === clean.leaseId && i.kind !== "base");
+    // The image changed after its capture (on the platform's side, or by whatever wrote to the snapshot): a
+    // copy of it with the runtime patched, recorded under the same key as the newest image of this commit.
+    const copy = await Sandbox.create({
+      ...h.api.credentials,
+      fetch: h.api.fetch,
+      name: `tamper-copy-${Date.now()}`,
+      source: { type: "snapshot", snapshotId: image!.snapshotId },
+    });
+    await copy.runCommand({ cmd: "sh", args: ["-c", POISON] });
+    const tampered = (await copy.snapshot()).snapshotId;
+    await store().recordImage({
+      ...image!,
+      snapshotId: tampered,
+      sourceLeaseId: "vsb_elsewhere",
+      createdAt: Date.now(),
+    });
+
+    const next = await provision({ repo });
+    expect(next.lease.node?.deviceId).toMatch(/^device-/);
+    const runs = await runsOf(next.leaseId);
+    expect(runs.map((d) => [d.start, d.failure?.phase])).toEqual([
+      ["warm", "runtime check"],
+      ["cold", undefined],
+    ]);
+    expect(runs[0]?.imageId).toBe(tampered);
+    expect((await store().choiceFor(next.leaseId))?.choice).toEqual({ kind: "cold" });
+    const refused = (await store().images()).find((i) => i.snapshotId === tampered);
+    expect(refused?.refusedReason).toMatch(/OpenClaw runtime files differ/);
     const shown = renderImages(
       { images: await store().images(), diagnostics: await store().diagnostics() },
       Date.now(),
     );
-    expect(shown.split("\n").find((line) => line.startsWith(image!.snapshotId))).toMatch(
+    expect(shown.split("\n").find((line) => line.startsWith(tampered))).toMatch(
       /refused: .*OpenClaw runtime files differ/,
     );
     expect(h.logs).toContainEqual(
-      expect.stringContaining(`${poisonerLease}: vercel-sandbox: the warm image ${image?.snapshotId} is refused`),
+      expect.stringMatching(
+        new RegExp(`${next.leaseId}: .*the warm image ${tampered} is refused.*falling back to a cold start`),
+      ),
     );
-    expect(start).toBe("cold");
-    expect(later.lease.node?.deviceId).toMatch(/^device-/);
-    expect(leaked).toBe("");
-    for (const code of h.setupCodes) expect(leaked).not.toContain(code);
-  }, 360_000);
-
-  it("shared by commit, a later commit's worker starts cold and runs nothing an earlier recipe left", async () => {
-    const { poisoner, later, leaked, start } = await poisonedHistory({ ...h.profile, images: { shareBy: "commit" } });
-    expect((poisoner as { lease: { node?: { deviceId: string } } }).lease.node?.deviceId).toMatch(/^device-/);
-    expect(start).toBe("cold");
-    expect(later.lease.node?.deviceId).toMatch(/^device-/);
-    expect(leaked).toBe("");
+    expect(await leaksOn(next.leaseId)).toBe("");
   }, 360_000);
 });

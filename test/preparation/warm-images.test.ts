@@ -1,9 +1,10 @@
 // Issue 10's acceptance on the emulator: real repositories (git init, commits, devcontainer files), OpenClaw's
-// own project preparation, the real provider and SDK. The first provision is cold and captures an image, the
-// second starts from it and runs no preparation command (the emulator's command log proves it), a new commit
-// reruns only the update phase and refreshes the image, a failed detected install skips capture and the
-// worker still starts, a failed declared recipe fails the dispatch after releasing the sandbox, and the image
-// holds no identity, session state, history or secret.
+// own project preparation, the real provider and SDK. The first provision is cold and captures the base
+// runtime image and then its project image, the second starts from the project image and runs no preparation
+// command (the emulator's command log proves it), a new commit's worker starts from the clean base (never the
+// older project image), runs its whole recipe and captures its own image, a failed detected install skips
+// capture and the worker still starts, a failed declared recipe fails the dispatch after releasing the
+// sandbox, and the image holds no identity, session state, history or secret.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,8 +98,15 @@ describe("warm images", () => {
       ["updateContentCommand", true],
     ]);
     const images = await store().images();
-    expect(images.map((i) => i.snapshotId)).toEqual([diagnostics?.imageId]);
-    expect(images[0]).toMatchObject({ baseCommit: firstCommit, sourceLeaseId: cold.leaseId, state: "ready" });
+    expect(images.map((i) => [i.kind ?? "project", i.snapshotId]).sort()).toEqual(
+      [
+        ["base", diagnostics?.baseImageId],
+        ["project", diagnostics?.imageId],
+      ].sort(),
+    );
+    const project = images.find((i) => i.snapshotId === diagnostics?.imageId);
+    expect(project).toMatchObject({ baseCommit: firstCommit, sourceLeaseId: cold.leaseId, state: "ready" });
+    expect(project?.baseImage).toBe(diagnostics?.baseImageId);
     // The worker continues from the image: the preparation's results and the post-binding phases are there.
     expect(h.logs).toContainEqual(
       expect.stringMatching(
@@ -178,19 +186,20 @@ describe("warm images", () => {
     expect(h.logs.some((l) => l.includes(`${warm.leaseId}: bootstrap download `))).toBe(false);
   }, 240_000);
 
-  it("a new commit refreshes in place: only the update phase reruns, and the image is refreshed", async () => {
+  it("a new commit's worker starts from the clean base, never the older project image, and captures its own", async () => {
     const second = repo.commit({ "README.md": "two\n" });
     const next = await provision(repo);
     const diagnostics = await diagnosticsOf(next.leaseId);
-    expect(diagnostics).toMatchObject({ start: "warm", event: "refresh", captured: true, baseCommit: second });
-    expect(diagnostics?.phases.map((p) => p.phase)).toEqual(["updateContentCommand"]);
-    expect(ran(next.leaseId, "echo created")).toBe(false);
-    expect(await h.sh(next.leaseId, "cat $HOME/prep.log")).toBe(
-      `created\nupdated ${firstCommit.slice(0, 7)}\nupdated ${second.slice(0, 7)}\n`,
-    );
-    const images = await store().images();
+    const base = (await diagnosticsOf(cold.leaseId))?.baseImageId;
+    expect(diagnostics).toMatchObject({ start: "base", event: "initial", captured: true, baseCommit: second });
+    expect(diagnostics?.baseImageId).toBe(base);
+    expect(diagnostics?.phases.map((p) => p.phase)).toEqual(["onCreateCommand", "updateContentCommand"]);
+    // Nothing the first commit's recipe left is on this worker: its log holds this commit's run alone.
+    expect(await h.sh(next.leaseId, "cat $HOME/prep.log")).toBe(`created\nupdated ${second.slice(0, 7)}\n`);
+    const images = (await store().images()).filter((i) => i.kind !== "base");
     expect(images.map((i) => i.baseCommit)).toEqual([second, firstCommit]);
-    // The next worker starts from the refreshed image.
+    expect(images[0]?.baseImage).toBe(base);
+    // The next worker of that commit starts from its image; one of the first commit still from the first image.
     const after = await provision(repo);
     expect((await diagnosticsOf(after.leaseId))?.imageId).toBe(images[0]?.snapshotId);
   }, 360_000);
@@ -198,6 +207,7 @@ describe("warm images", () => {
   it("destroying leases keeps their images; maintenance then keeps the newest per key and proves the rest gone", async () => {
     const key = (await diagnosticsOf(cold.leaseId))?.key;
     const before = (await store().images()).filter((i) => i.key === key).map((i) => i.snapshotId);
+    const base = (await diagnosticsOf(cold.leaseId))?.baseImageId as string;
     expect(before).toHaveLength(2);
     for (const leaseId of new Set(provisioned)) await provider.destroy({ leaseId, profile });
     const snapshotState = async (snapshotId: string) =>
@@ -217,6 +227,9 @@ describe("warm images", () => {
     expect(after).toEqual([before[0]]);
     expect(await snapshotState(before[0] as string)).toBe("created");
     expect(["absent", "deleted"]).toContain(await snapshotState(before[1] as string));
+    // The base image the kept project image was built on stays (retention never deletes what one depends on).
+    expect(await snapshotState(base)).toBe("created");
+    expect((await store().images()).map((i) => i.snapshotId)).toContain(base);
   }, 240_000);
 
   it("a replay keeps its recorded start even when an image appeared meanwhile", async () => {
@@ -225,16 +238,19 @@ describe("warm images", () => {
     const first = await provision(fresh);
     // A restarted gateway (a new provider on the same state) replays the operation. Its sandbox stopped
     // meanwhile, so the replay is no adoption of a running node: it resumes the sandbox (a non-persistent one
-    // comes back with a clean filesystem) and prepares again from scratch, and its choice stays cold.
+    // comes back with a clean filesystem) and prepares again from scratch, and its choice stays the base image.
     await (await Sandbox.get({ ...h.api.credentials, fetch: h.api.fetch, name: sandboxNameOf(first.leaseId) })).stop();
     const restarted = h.provider({ stateDir });
     await provision(fresh, first.op, restarted);
     const runs = (await store().diagnostics()).filter((d) => d.leaseId === first.leaseId);
     expect(runs.map((d) => [d.start, d.event])).toEqual([
-      ["cold", "initial"],
-      ["cold", "initial"],
+      ["base", "initial"],
+      ["base", "initial"],
     ]);
-    expect((await store().choiceFor(first.leaseId))?.choice).toEqual({ kind: "cold" });
+    expect((await store().choiceFor(first.leaseId))?.choice).toEqual({
+      kind: "image",
+      snapshotId: (await diagnosticsOf(cold.leaseId))?.baseImageId,
+    });
     expect((await store().images()).filter((i) => i.sourceLeaseId === first.leaseId)).toHaveLength(1);
   }, 360_000);
 });

@@ -1,18 +1,22 @@
 // Steps 1b and 3 for leases whose project can be prepared (core passed `options.project` and the profile keeps
-// warm images on): the recorded start — cold or a specific image — chosen before any Vercel request and
-// reused by every replay and restart; then the preparation itself (src/preparation). A warm create whose
-// image has vanished fails visibly instead of silently switching the recorded choice. The credentials core hands
-// over for the image's runtime are registered for redaction first.
+// warm images on): the recorded start — the project's image at this commit, else the base runtime image of
+// core's runtime, else cold — chosen before any Vercel request and reused by every replay and restart; then the
+// preparation itself (src/preparation). A warm create whose image has vanished fails visibly instead of
+// silently switching the recorded choice; a project image its worker refuses (runtime changed) is released
+// and the lease falls back to a cold start within the same provision. The credentials core hands over for the
+// runtime are registered for redaction first.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { NodeRuntimePreparation } from "../../infra/index.js";
 import { registerSecret } from "../../infra/index.js";
-import { imageKeyOf, profileKeyOf, requiredCommitOf } from "../../preparation/key.js";
+import { baseKeyOf, imageKeyOf, profileKeyOf } from "../../preparation/key.js";
 import { ImageRefusedError, type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
 import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
 import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
 import type { SandboxBox, SandboxHandle } from "../../vercel/index.js";
 import { isFailure } from "../../vercel/index.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
+import { releaseSandbox } from "../release.js";
+import { createOrAdopt } from "./create-or-adopt.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 
 export interface WarmImages {
@@ -29,6 +33,9 @@ export interface StartChoice {
   choice: AllocationChoice;
   image?: ImageRecord;
   profileKey: string;
+  /** Core's runtime for this lease and its base key, when core offered one. */
+  runtime?: NodeRuntimePreparation;
+  baseKey?: string;
 }
 
 /** Snapshots outlive the unused-image age by a day, so retention (not expiry) is what normally removes them. */
@@ -46,6 +53,9 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
   const { leaseId } = run.allocation;
   const profileKey = profileKeyOf(run.settings, run.vcpus);
   const key = imageKeyOf(profileKey, project.key, run.settings.imageSharing);
+  const runtime = await runtimeFor(run)?.();
+  const baseKey = runtime ? baseKeyOf(profileKey, runtime) : undefined;
+  const known = { profileKey, ...(runtime ? { runtime } : {}), ...(baseKey ? { baseKey } : {}) };
   const recorded = await images.store.choiceFor(leaseId);
   if (recorded) {
     if (recorded.key !== key) {
@@ -59,9 +69,12 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
             (i) => i.snapshotId === (recorded.choice as { snapshotId: string }).snapshotId,
           )
         : undefined;
-    return { choice: recorded, image, profileKey };
+    return { choice: recorded, image, ...known };
   }
-  const image = await images.store.usable(key, requiredCommitOf(run.settings.imageSharing, project.baseCommit));
+  // A project image only at this commit and on this runtime; otherwise the clean base of this runtime.
+  const image =
+    (baseKey && (await images.store.usable(key, { baseCommit: project.baseCommit, baseKey }))) ||
+    (baseKey ? await images.store.usable(baseKey) : undefined);
   const choiceOf = (from?: ImageRecord): AllocationChoice => ({
     leaseId,
     key,
@@ -73,13 +86,13 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
   try {
     const choice = choiceOf(image);
     await images.store.recordChoice(choice);
-    return { choice, image, profileKey };
+    return { choice, image, ...known };
   } catch (error) {
     // Retention claimed the image between the lookup and the record: start cold instead.
     if (!(error instanceof ImageUnusableError)) throw error;
     const choice = choiceOf();
     await images.store.recordChoice(choice);
-    return { choice, profileKey };
+    return { choice, ...known };
   }
 }
 
@@ -122,8 +135,41 @@ export async function prepareStep(
   images: WarmImages,
 ): Promise<PrepareOutcome> {
   const { leaseId } = run.allocation;
+  let outcome: PrepareOutcome;
+  try {
+    outcome = await prepareOn(run, context, sandbox, start, images);
+  } catch (error) {
+    // Refused after core's seed (its recipe ran at a changed record): the provision fails, the next starts cold.
+    if (!(error instanceof ImageRefusedError) || !error.beforeSeed) throw error;
+    outcome = await fallBackCold(run, context, start, images, error);
+  }
+  const d = outcome.diagnostics;
+  const phases = d.phases.map((p) => `${p.phase} ${p.ok ? "ok" : "failed"} ${p.ms} ms`).join(", ") || "no phase";
+  const image = d.captured ? `captured image ${d.imageId}` : `no capture: ${d.captureSkipped}`;
+  const base = d.baseImageId
+    ? `; base image ${d.baseImageId}`
+    : d.baseCaptureSkipped
+      ? `; no base capture: ${d.baseCaptureSkipped}`
+      : "";
+  context.logger.info?.(
+    `vercel-sandbox ${leaseId}: preparation ${d.start} ${d.event}, recipe ${d.recipe.source}; ${phases}; ${image}${base}`,
+  );
+  for (const warning of d.recipe.warnings) context.logger.warn(`vercel-sandbox ${leaseId}: recipe: ${warning}`);
+  await images.store.advanceChoice(leaseId, "prepared");
+  context.step("prepared", leaseId);
+  return outcome;
+}
+
+async function prepareOn(
+  run: ProvisionRun,
+  context: StepContext,
+  sandbox: SandboxHandle,
+  start: StartChoice,
+  images: WarmImages,
+): Promise<PrepareOutcome> {
+  const { leaseId } = run.allocation;
   if (start.image) await images.store.touch(start.image.snapshotId, Date.now());
-  const outcome = await prepareProject({
+  return prepareProject({
     leaseId,
     project: run.project,
     sandbox,
@@ -133,7 +179,10 @@ export async function prepareStep(
     store: images.store,
     profileKey: start.profileKey,
     imageExpirationMs: imageExpirationMs(run.settings.images.unusedForMs),
-    prepareNodeRuntime: runtimeFor(run),
+    ...(start.runtime ? { runtime: start.runtime } : {}),
+    ...(start.baseKey ? { baseKey: start.baseKey } : {}),
+    created: run.created === true,
+    progress: (step, ms) => context.logger.info?.(`vercel-sandbox ${leaseId}: ${step} ${ms} ms`),
     installRuntime: (box, runtime, signal) => images.installRuntime(leaseId, box, runtime, signal),
     openEgress: async ({ runtimeUrl }) => {
       if (run.settings.networkPolicy === "allow-all") return;
@@ -142,18 +191,27 @@ export async function prepareStep(
       await run.project.updateNetworkPolicy(sandbox, policy, run.options.signal);
     },
     signal: run.options.signal,
-  }).catch((error: unknown) => {
-    if (error instanceof ImageRefusedError) context.logger.warn(`vercel-sandbox ${leaseId}: ${error.message}`);
-    throw error;
   });
-  const d = outcome.diagnostics;
-  const phases = d.phases.map((p) => `${p.phase} ${p.ok ? "ok" : "failed"} ${p.ms} ms`).join(", ") || "no phase";
-  const image = d.captured ? `captured image ${d.imageId}` : `no capture: ${d.captureSkipped}`;
-  context.logger.info?.(
-    `vercel-sandbox ${leaseId}: preparation ${d.start} ${d.event}, recipe ${d.recipe.source}; ${phases}; ${image}`,
-  );
-  for (const warning of d.recipe.warnings) context.logger.warn(`vercel-sandbox ${leaseId}: recipe: ${warning}`);
-  await images.store.advanceChoice(leaseId, "prepared");
-  context.step("prepared", leaseId);
-  return outcome;
+}
+
+/**
+ * The worker refused its project image before any secret reached it: the image is marked (the store keeps the
+ * reason, `images` shows it), this sandbox is released with proof, and the lease starts again cold in the same
+ * provision, its choice changed once in the store so that a replay follows it.
+ */
+async function fallBackCold(
+  run: ProvisionRun,
+  context: StepContext,
+  start: StartChoice,
+  images: WarmImages,
+  refused: ImageRefusedError,
+): Promise<PrepareOutcome> {
+  const { leaseId, sandboxName } = run.allocation;
+  context.logger.warn(`vercel-sandbox ${leaseId}: ${refused.message}; falling back to a cold start`);
+  await releaseSandbox(run.project, sandboxName, context.retained, undefined, context.absenceProof);
+  run.mayExist = false;
+  const choice = await images.store.fallBackCold(leaseId, Date.now());
+  const cold: StartChoice = { ...start, choice, image: undefined };
+  const sandbox = await createOrAdopt(run, context, undefined);
+  return prepareOn(run, context, sandbox, cold, images);
 }
