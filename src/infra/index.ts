@@ -1,5 +1,7 @@
 // The door of the shared infrastructure every room above stands on and none owns: redaction (one place, on
-// every path out), crash-safe JSON files of our own state, and the worker types OpenClaw's contract implies.
+// every path out), crash-safe JSON files of our own state, the worker types OpenClaw's contract implies, and a
+// private CA's certificates.
+export { type CertificateRequest, type IssuedCertificates, issueCertificates } from "./certificates.js";
 export {
   DamagedFileError,
   DurableFile,

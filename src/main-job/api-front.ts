@@ -7,7 +7,7 @@
 // those values in memory, never logged, so the job can check that none of them is on VM1's disk.
 import net from "node:net";
 import tls from "node:tls";
-import { issueCertificates } from "../emulator/route-ca.js";
+import { issueCertificates } from "../infra/index.js";
 
 export interface ApiFront {
   url: string;

@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimingRule, type RequestRule, rulesFor } from "../../src/emulator/egress-rules.js";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
-import { issueCertificates } from "../../src/emulator/route-ca.js";
+import { issueCertificates } from "../../src/infra/index.js";
 import { connect, raw, SDKS } from "./harness.js";
 
 const SECRET = `sk-firewall-${randomBytes(12).toString("hex")}`;
