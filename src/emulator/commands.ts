@@ -4,7 +4,7 @@
 // and the body at exit. Commands run as the sandbox's default user, or as sandbox root under
 // `sudo` (executor.ts), with the matching HOME/USER.
 import type { ServerResponse } from "node:http";
-import type { Ctx } from "./context.js";
+import type { Ctx, EmulatorState } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { networkModeOf, proxyEnv } from "./egress.js";
 import { syncDirectRoutes } from "./egress-routes.js";
@@ -18,8 +18,9 @@ import type { SessionRecord } from "./registry.js";
 
 const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-function commandEnv(
-  ctx: Ctx,
+/** A program's environment in the sandbox: the image's defaults, the proxy, the sandbox's env, then its own. */
+export function commandEnv(
+  ctx: Pick<EmulatorState, "registry" | "nodeBinDir">,
   session: SessionRecord,
   own: Record<string, string>,
   sudo: boolean,
@@ -41,6 +42,14 @@ function commandEnv(
     ...(sandbox?.env ?? {}),
     ...own,
   };
+}
+
+/** Routes and egress of a running session made ready for a new program; the proxy variables it needs. */
+export async function networkEnv(state: EmulatorState, session: SessionRecord): Promise<Record<string, string>> {
+  await syncDirectRoutes(session);
+  await state.lifecycle.routeAccess(session);
+  if (networkModeOf(session.networkPolicy) !== "proxied") return {};
+  return proxyEnv((await state.lifecycle.egressOf(session)).port);
 }
 
 function streamError(command: CommandProcess) {

@@ -3,6 +3,7 @@ import type { ChildProcess } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiScope } from "./auth.js";
 import { HttpError, notFound } from "./http.js";
+import type { InteractiveShells } from "./interactive.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Registry, SandboxRecord, SessionRecord } from "./registry.js";
 
@@ -15,6 +16,8 @@ export interface EmulatorState {
   nodeBinDir?: string;
   /** Registers a child process so close() can end it. */
   track: (child: ChildProcess) => void;
+  /** Interactive shells: their tickets and live connections (interactive.ts). */
+  interactive: InteractiveShells;
 }
 
 export interface Ctx extends EmulatorState {

@@ -12,6 +12,7 @@ import { type Dispatcher, fetch as undiciFetch } from "undici";
 import { type ApiScope, tokenFrom } from "./auth.js";
 import { createOwnedTempDir, DATA_DIR_PREFIX, type OwnedTempDir } from "./data-dir.js";
 import { type Faults, FaultTable } from "./faults.js";
+import { InteractiveShells } from "./interactive.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
 import { type IssueOptions, OidcIssuer } from "./oidc.js";
@@ -128,7 +129,8 @@ async function serve(
   const routeClient = new RouteClient(lifecycle.routes);
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
-  const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track }, faults, log);
+  const interactive = new InteractiveShells();
+  const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track, interactive }, faults, log);
   const port = await listen(server, options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
 
@@ -137,6 +139,7 @@ async function serve(
     closing ??= (async () => {
       server.close();
       server.closeAllConnections();
+      interactive.close();
       await Promise.all([...registry.sessions.values()].map((s) => lifecycle.stop(s)));
       for (const child of children) child.kill("SIGKILL");
       await Promise.all(

@@ -13,7 +13,7 @@ import {
   updateNetworkPolicy,
 } from "./sessions.js";
 import { deleteSnapshot, getSnapshot, listSnapshots, snapshotTree } from "./snapshots.js";
-import { drivesUnsupported, interactiveUnsupported } from "./unsupported.js";
+import { drivesUnsupported } from "./unsupported.js";
 
 interface Route {
   method: string;
@@ -34,7 +34,7 @@ const table: Array<[string, string, Handler]> = [
   ["POST", `${SESSION}/extend-timeout`, extendTimeout],
   ["POST", `${SESSION}/network-policy`, updateNetworkPolicy],
   ["POST", `${SESSION}/snapshot`, snapshotSession],
-  ["POST", `${SESSION}/interactive`, interactiveUnsupported],
+  ["POST", `${SESSION}/interactive`, (ctx) => ctx.interactive.open(ctx)],
   ["POST", `${SESSION}/cmd`, runCommand],
   ["GET", `${SESSION}/cmd/${P}`, getCommand],
   ["GET", `${SESSION}/cmd/${P}/logs`, commandLogs],

@@ -99,6 +99,8 @@ export function createApiServer(state: EmulatorState, faults: FaultTable, log: R
       }
     })();
   });
+  // WebSocket upgrades are only the interactive shells' connections, authorized by their own ticket.
+  server.on("upgrade", (req, socket, head) => void state.interactive.upgrade(state, req, socket, head));
   // Requests Node's parser refuses (an unknown method, a malformed head) still get a JSON answer.
   server.on("clientError", (_error, socket) => {
     if (!socket.writable) return void socket.destroy();

@@ -79,20 +79,6 @@ describe.each(SDKS)("Vercel's answers with SDK %s", (version, { Sandbox, Snapsho
     expect(named.json.error.message).toContain("primary region");
     await sandbox.delete();
   });
-
-  it("openInteractive answers an honest 422 instead of a URL nobody can connect to, without resuming", async () => {
-    const api = emulator();
-    const sandbox = await Sandbox.create(connect(api));
-    const running = await sandbox.openInteractive().catch((e) => e);
-    expect(running).toBeInstanceOf(APIError);
-    expect(running.response.status).toBe(422);
-    expect(running.json.error.code).toBe("interactive_not_supported");
-    await sandbox.stop();
-    const stopped = await sandbox.openInteractive().catch((e) => e);
-    expect(stopped.json.error.code).toBe("interactive_not_supported");
-    expect((await Sandbox.get({ ...connect(api), name: sandbox.name })).status).toBe("stopped");
-    await sandbox.delete();
-  });
 });
 
 describe("drive routes (SDK latest)", () => {
