@@ -3,19 +3,20 @@
 // environment of the one bootstrap command, run as sandbox root (see driver.ts), so a plan may be logged, put
 // in argv or written to the sandbox without leaking anything.
 import type { NodeEnrollment, NodeRuntimePreparation } from "../../infra/index.js";
+import {
+  type EngineRange,
+  enginesFor,
+  NODE_ENGINES_2026_9_2,
+  type PluginActivation,
+  pluginActivation,
+} from "./engines.js";
 
-/** OpenClaw 2026.9.2's engines: `>=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0`, as the program compares them. */
-export const NODE_ENGINES: readonly EngineRange[] = [
-  { min: [22, 22, 3], belowMajor: 23 },
-  { min: [24, 15, 0], belowMajor: 25 },
-  { min: [25, 9, 0] },
-];
-export const NODE_ENGINES_TEXT = ">=22.22.3 <23, >=24.15.0 <25 or >=25.9.0";
+export type { EngineRange } from "./engines.js";
+export { satisfiesEngines } from "./engines.js";
 
-export interface EngineRange {
-  min: readonly [number, number, number];
-  belowMajor?: number;
-}
+/** OpenClaw 2026.9.2's engines, the primary host's (what `doctor` checks the gateway's own Node against). */
+export const NODE_ENGINES: readonly EngineRange[] = NODE_ENGINES_2026_9_2.ranges;
+export const NODE_ENGINES_TEXT = NODE_ENGINES_2026_9_2.text;
 
 /** Timings the program honours; each bounds one step on the box. */
 export interface BootstrapTimings {
@@ -49,6 +50,8 @@ export interface BootstrapPlan {
   /** Runtime preparation only: the worker archive published inside the installed package. */
   workerBundle?: { url: string; sha256: string; bytes: number; pin?: string; packageRelativePath: string };
   enabledPluginIds: string[];
+  /** How this release's node gets those plugins enabled, relative to publishing the runtime pointer. */
+  pluginActivation: PluginActivation;
   /**
    * Whether the program may install a runtime that is not on the box. False when the sandbox's egress admits
    * no package registry (an enrolled node's replay): a missing runtime is then reported (`runtime-missing`)
@@ -137,9 +140,10 @@ export function enrollmentPlan(
     openclawVersion: enrollment.openclawVersion,
     artifact,
     enabledPluginIds: [...plugins],
+    pluginActivation: pluginActivation(enrollment.openclawVersion, plugins),
     installRuntime,
-    engines: NODE_ENGINES,
-    enginesText: NODE_ENGINES_TEXT,
+    engines: enginesFor(enrollment.openclawVersion).ranges,
+    enginesText: enginesFor(enrollment.openclawVersion).text,
     timings,
   };
 }
@@ -184,9 +188,10 @@ export function runtimePlan(
     artifact: artifactOf("nodeBootstrap", runtime.nodeBootstrap),
     workerBundle: { ...artifactOf("workerBundle", bundle), packageRelativePath: bundle.packageRelativePath },
     enabledPluginIds: [],
+    pluginActivation: pluginActivation(runtime.nodeBootstrap.openclawVersion, []),
     installRuntime: true,
-    engines: NODE_ENGINES,
-    enginesText: NODE_ENGINES_TEXT,
+    engines: enginesFor(runtime.nodeBootstrap.openclawVersion).ranges,
+    enginesText: enginesFor(runtime.nodeBootstrap.openclawVersion).text,
     timings,
   };
 }
@@ -203,14 +208,3 @@ export function probePlan(plan: BootstrapPlan): BootstrapPlan {
 
 /** The probe's failure code when no live node of the lease is there: the secret-bearing run must follow. */
 export const ENROLLMENT_NEEDED = "enrollment-needed";
-
-/** Whether a Node version (`v24.22.3`) satisfies the engines; the program makes the same comparison on the box. */
-export function satisfiesEngines(version: string, engines: readonly EngineRange[] = NODE_ENGINES): boolean {
-  const parts = version.replace(/^v/, "").split(/[.-]/).slice(0, 3).map(Number);
-  if (parts.length < 3 || parts.some((n) => !Number.isInteger(n))) return false;
-  const [major, minor, patch] = parts as [number, number, number];
-  return engines.some(({ min, belowMajor }) => {
-    const atLeast = major !== min[0] ? major > min[0] : minor !== min[1] ? minor > min[1] : patch >= min[2];
-    return atLeast && (belowMajor === undefined || major < belowMajor);
-  });
-}

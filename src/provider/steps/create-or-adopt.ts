@@ -6,6 +6,7 @@ import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { SandboxHandle, VercelProject } from "../../vercel/index.js";
 import { isFailure } from "../../vercel/index.js";
 import { TAG_SCOPE } from "../allocation.js";
+import { assertMayAllocate } from "../authority.js";
 import { createRequest } from "../policy.js";
 import type { ProvisionRun, StepContext } from "./run.js";
 
@@ -17,6 +18,7 @@ export async function createOrAdopt(run: ProvisionRun, context: StepContext, fro
   const request = fromImage
     ? { ...shape, source: { type: "snapshot" as const, snapshotId: fromImage } }
     : { ...shape, runtime };
+  assertMayAllocate(run.options);
   try {
     const sandbox = await project.create(request, signal);
     run.mayExist = true;
@@ -38,6 +40,7 @@ export async function createOrAdopt(run: ProvisionRun, context: StepContext, fro
         `vercel-sandbox: sandbox ${allocation.sandboxName} exists but is not owned by scope ${allocation.scope}`,
       );
     }
+    assertMayAllocate(run.options);
     const sandbox = existing.status === "running" ? existing : await project.resume(allocation.sandboxName, signal);
     context.step("adopted", allocation.leaseId);
     return sandbox;
@@ -63,6 +66,7 @@ export async function adoptEnrolled(run: ProvisionRun, context: StepContext): Pr
   const { allocation } = run;
   const sandbox = await run.project.find(allocation.sandboxName, run.options.signal);
   if (sandbox?.status !== "running" || sandbox.tags?.[TAG_SCOPE] !== allocation.scope) return undefined;
+  assertMayAllocate(run.options);
   run.mayExist = true;
   context.step("adopted", allocation.leaseId);
   return sandbox;

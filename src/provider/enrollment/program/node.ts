@@ -22,19 +22,23 @@ async function activate() {
   fs.mkdirSync(STATE, { recursive: true, mode: 0o700 });
   fs.chmodSync(STATE, 0o700);
   fs.rmSync(FILES.runtime, { force: true });
-  fs.symlinkSync(RUNTIME, FILES.runtime);
+  // The plan says where the pointer goes for this release (engines.ts): up to 2026.9.4 before the plugins are
+  // enabled, from 2026.9.5 after them (published earlier, fresh state looks like a legacy installation).
+  const activation = PLAN.pluginActivation;
+  if (activation.pointerFirst) fs.symlinkSync(RUNTIME, FILES.runtime);
   const env = Object.assign({}, process.env, { OPENCLAW_STATE_DIR: STATE });
-  for (const id of PLAN.enabledPluginIds) {
-    const code = await runLogged(process.execPath, [cliOf(RUNTIME), "plugins", "enable", id], {
+  for (const ids of activation.batches) {
+    const code = await runLogged(process.execPath, [cliOf(RUNTIME), "plugins", "enable"].concat(ids), {
       cwd: RUNTIME,
       env: env,
       log: FILES.log,
-      timeoutMs: 120000,
+      timeoutMs: 120000 * ids.length,
     });
     if (code !== 0) {
-      throw fail("activate", "plugin-enable", "openclaw plugins enable " + id + " exited " + code + ": " + tail(FILES.log, 1000));
+      throw fail("activate", "plugin-enable", "openclaw plugins enable " + ids.join(" ") + " exited " + code + ": " + tail(FILES.log, 1000));
     }
   }
+  if (!activation.pointerFirst) fs.symlinkSync(RUNTIME, FILES.runtime);
   return { plugins: PLAN.enabledPluginIds.length };
 }
 
