@@ -8,13 +8,15 @@ import type { RunOptions, RunResult } from "./processes.js";
 
 /** What the CLI wrapper needs from the harness: running a tracked child and describing its failure (redacted). */
 export interface CommandRunner {
+  /** The openclaw.mjs to run; the pinned one when absent. */
+  readonly openclawEntry?: string;
   run(command: string, args: string[], options: RunOptions): Promise<RunResult>;
   describeFailure(what: string, result: RunResult): string;
 }
 
-/** Runs `openclaw <args>` (the installed openclaw.mjs on this Node). */
+/** Runs `openclaw <args>` (the runner's openclaw.mjs, by default the pinned one, on this Node). */
 export function oc(runner: CommandRunner, args: string[], options: RunOptions): Promise<RunResult> {
-  return runner.run(process.execPath, [OPENCLAW_ENTRY, ...args], options);
+  return runner.run(process.execPath, [runner.openclawEntry ?? OPENCLAW_ENTRY, ...args], options);
 }
 
 /** Like oc(), but throws (with redacted output) unless the command exits 0. */

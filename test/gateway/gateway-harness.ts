@@ -1,5 +1,5 @@
-// Real-gateway test harness: runs the installed `openclaw@2026.9.2` CLI and gateway on this Node (≥ 22.22.3)
-// against a fresh, fully isolated state directory, with the packed plugin installed as a user would install it.
+// Real-gateway test harness: runs the installed `openclaw@2026.9.2` CLI and gateway (or, when asked, a later
+// 2026.9.x installed side by side, see versions.ts) on this Node (≥ 22.22.3) against a fresh, fully isolated state directory, with the packed plugin installed as a user would install it.
 // This class assembles the single-purpose parts beside it and keeps the rules that span them:
 // - Every child process is spawned through one ChildProcesses (own process group, environment-tagged) and
 //   ended with everything it started when it exits or times out; dispose() ends whatever is still running.
@@ -19,11 +19,17 @@ import { type SecretScan, scanForSecret } from "./files.js";
 import { freePort } from "./free-port.js";
 import { GatewayProcess, type StartOptions } from "./gateway-process.js";
 import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
-import { assertOpenClawRunnable, REPO_ROOT } from "./openclaw.js";
+import { assertOpenClawRunnable, defaultOpenClawVersion, REPO_ROOT } from "./openclaw.js";
 import { installPlugin, packPlugin } from "./plugin-package.js";
 import { ChildProcesses, type RunOptions, type RunResult } from "./processes.js";
 import { Redactor } from "./redactor.js";
 import { removeLockCoordinators } from "./state-locks.js";
+import { ensureOpenClaw } from "./versions.js";
+
+export interface HarnessOptions {
+  /** The openclaw release to run: 2026.9.2 (the repo's devDependency) unless the spec asks for a later 2026.9.x. */
+  openclawVersion?: string;
+}
 
 export class GatewayHarness implements cli.CommandRunner {
   readonly runDir: string;
@@ -33,6 +39,8 @@ export class GatewayHarness implements cli.CommandRunner {
   readonly tmpDir: string;
   readonly logsDir: string;
   readonly port: number;
+  readonly openclawVersion: string;
+  readonly openclawEntry: string;
   readonly timings: Record<string, number> = {};
   readonly #layout: RunLayout;
   readonly #redactor = new Redactor();
@@ -40,7 +48,7 @@ export class GatewayHarness implements cli.CommandRunner {
   readonly #gateway: GatewayProcess;
   #disposed = false;
 
-  private constructor(layout: RunLayout, port: number, token: string) {
+  private constructor(layout: RunLayout, port: number, token: string, version: string, entry: string) {
     ({
       runDir: this.runDir,
       homeDir: this.homeDir,
@@ -51,17 +59,21 @@ export class GatewayHarness implements cli.CommandRunner {
     } = layout);
     this.#layout = layout;
     this.port = port;
+    this.openclawVersion = version;
+    this.openclawEntry = entry;
     this.#redactor.add(token);
-    this.#gateway = new GatewayProcess(this.#processes, layout, port, this.#redactor, this.timings);
+    this.#gateway = new GatewayProcess(this.#processes, layout, port, this.#redactor, this.timings, entry);
   }
 
   /** Creates the isolated run directory and the minimal local-gateway config (loopback, token auth, file log). */
-  static async create(): Promise<GatewayHarness> {
-    assertOpenClawRunnable();
+  static async create(options: HarnessOptions = {}): Promise<GatewayHarness> {
+    const version = options.openclawVersion ?? defaultOpenClawVersion();
+    const entry = await ensureOpenClaw(version);
+    assertOpenClawRunnable(entry, version);
     const layout = await createRunLayout();
     try {
       const token = randomBytes(24).toString("hex");
-      const harness = new GatewayHarness(layout, await freePort(), token);
+      const harness = new GatewayHarness(layout, await freePort(), token, version, entry);
       await writeConfig(layout.configPath, initialConfig(harness.port, token, layout.openclawLogPath));
       return harness;
     } catch (error) {

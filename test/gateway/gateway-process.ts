@@ -32,6 +32,7 @@ export class GatewayProcess {
   readonly #port: number;
   readonly #redactor: Redactor;
   readonly #timings: Record<string, number>;
+  readonly #entry: string;
   #child: ChildProcess | undefined;
   #log: WriteStream | undefined;
   #tls: Agent | undefined;
@@ -42,7 +43,9 @@ export class GatewayProcess {
     port: number,
     redactor: Redactor,
     timings: Record<string, number>,
+    entry = OPENCLAW_ENTRY,
   ) {
+    this.#entry = entry;
     this.#processes = processes;
     this.#layout = layout;
     this.#port = port;
@@ -65,7 +68,7 @@ export class GatewayProcess {
     const child = this.#processes.spawn(
       process.execPath,
       [
-        OPENCLAW_ENTRY,
+        this.#entry,
         "gateway",
         "run",
         "--port",

@@ -12,6 +12,15 @@ describe("gateway harness helpers", () => {
     }
   });
 
+  it("accepts exactly the Node versions the later 2026.9.x releases declare: >=24.16.0 <25 || >=26.1.0", () => {
+    for (const ok of ["24.16.0", "24.22.3", "26.1.0", "27.0.0"]) {
+      expect(checkNodeForOpenClaw(ok, "2026.9.6"), ok).toBeUndefined();
+    }
+    for (const bad of ["22.22.3", "24.15.0", "25.9.0", "26.0.0"]) {
+      expect(checkNodeForOpenClaw(bad, "2026.9.3"), bad).toMatch(/openclaw@2026\.9\.3 needs Node >=24\.16\.0/);
+    }
+  });
+
   it("parses the JSON document a --json CLI command prints, around banner lines", () => {
     expect(parseCliJson('{"valid":true}\n')).toEqual({ valid: true });
     expect(parseCliJson('banner line\n{\n  "ok": false\n}\ntrailing note\n')).toEqual({ ok: false });

@@ -1,11 +1,28 @@
-// Where the openclaw@2026.9.2 under test lives, and whether this Node can run it: the preconditions the
-// harness checks before it creates anything, so a wrong Node or a missing install fails with what to do next.
+// Where the openclaw@2026.9.2 under test lives, and whether this Node can run it (or a later 2026.9.x, see
+// versions.ts): the preconditions the harness checks before it creates anything, so a wrong Node or a missing
+// install fails with what to do next.
 
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** The primary host: the devDependency in the repo's node_modules. */
+export const PINNED_OPENCLAW_VERSION = "2026.9.2";
+
+let defaultVersion = PINNED_OPENCLAW_VERSION;
+
+/**
+ * Makes `version` the release a harness runs when its spec names none, so an existing spec file runs unchanged on
+ * another release (see versions-enrollment.test.ts). Vitest runs each spec file in its own process.
+ */
+export function useOpenClawVersion(version: string): void {
+  defaultVersion = version;
+}
+
+export function defaultOpenClawVersion(): string {
+  return defaultVersion;
+}
 export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs");
 // No worker-bundle cache: copying `$STATE/cache/worker-bundles/<sha>.tgz` into a fresh state dir was measured
 // not to shorten the first `environments.create` (26.1 s unseeded vs 30.9 s / 27.8 s seeded), because that
@@ -14,10 +31,23 @@ export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "
 /** npm cache for `npm pack` and for the managed `npm install` that `npm-pack:` plugin installs run. */
 export const NPM_CACHE = path.join(REPO_ROOT, ".cache", "npm-gateway-test");
 
-/** openclaw@2026.9.2 `engines.node`: >=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0 */
-export function checkNodeForOpenClaw(version: string = process.versions.node): string | undefined {
+/**
+ * openclaw@2026.9.2 `engines.node`: >=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0; from 2026.9.3 on:
+ * >=24.16.0 <25 || >=26.1.0 (their package.json, enforced by their node-version.mjs).
+ */
+export function checkNodeForOpenClaw(
+  version: string = process.versions.node,
+  openclawVersion: string = PINNED_OPENCLAW_VERSION,
+): string | undefined {
   const [major = 0, minor = 0, patch = 0] = version.split(".").map((part) => Number.parseInt(part, 10));
   const atLeast = (mi: number, pa: number) => minor > mi || (minor === mi && patch >= pa);
+  if (openclawVersion !== PINNED_OPENCLAW_VERSION) {
+    if ((major === 24 && atLeast(16, 0)) || (major === 26 && atLeast(1, 0)) || major > 26) return undefined;
+    return (
+      `openclaw@${openclawVersion} needs Node >=24.16.0 <25 || >=26.1.0, but this test runs on Node ${version} ` +
+      `(${process.execPath}). Run the tests with \`npm test\` (it bootstraps Node 24).`
+    );
+  }
   const ok = (major === 22 && atLeast(22, 3)) || (major === 24 && atLeast(15, 0)) || (major === 25 && atLeast(9, 0));
   const okNewer = major >= 26;
   if (ok || okNewer) return undefined;
@@ -28,11 +58,11 @@ export function checkNodeForOpenClaw(version: string = process.versions.node): s
   );
 }
 
-/** Throws, saying how to fix it, unless this Node can run openclaw and openclaw is installed. */
-export function assertOpenClawRunnable(): void {
-  const nodeProblem = checkNodeForOpenClaw();
+/** Throws, saying how to fix it, unless this Node can run openclaw `version` and its `entry` is installed. */
+export function assertOpenClawRunnable(entry = OPENCLAW_ENTRY, version = PINNED_OPENCLAW_VERSION): void {
+  const nodeProblem = checkNodeForOpenClaw(process.versions.node, version);
   if (nodeProblem) throw new Error(nodeProblem);
-  if (!existsSync(OPENCLAW_ENTRY)) {
-    throw new Error(`openclaw is not installed at ${OPENCLAW_ENTRY}; run \`npm run setup\` (or npm ci under Node 24)`);
+  if (!existsSync(entry)) {
+    throw new Error(`openclaw is not installed at ${entry}; run \`npm run setup\` (or npm ci under Node 24)`);
   }
 }

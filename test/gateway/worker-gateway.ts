@@ -1,0 +1,101 @@
+// A real gateway of a given 2026.9.x with the packed plugin and a `vercel-sandbox` profile on its own emulator,
+// bound to a TLS test host (core enrolls nodes only on a non-loopback gateway): what the version specs share.
+// dispose() ends the gateway, the emulator and the host, also when start() failed halfway.
+import { randomUUID } from "node:crypto";
+import { Sandbox } from "@vercel/sandbox";
+import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { type Environment, emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
+import { GatewayHarness } from "./gateway-harness.js";
+import { TestHost } from "./test-host.js";
+import { waitFor } from "./wait.js";
+
+export const PROFILE = "vsb";
+
+export class WorkerGateway {
+  harness: GatewayHarness | undefined;
+  host: TestHost | undefined;
+  api: LocalSandboxApi | undefined;
+  /** Phase durations (ms) for the version table. */
+  readonly timings: Record<string, number> = {};
+
+  constructor(readonly openclawVersion: string) {}
+
+  get gw(): GatewayHarness {
+    if (!this.harness) throw new Error("the gateway was not started (see start())");
+    return this.harness;
+  }
+
+  get emulator(): LocalSandboxApi {
+    if (!this.api) throw new Error("the emulator was not started (see start())");
+    return this.api;
+  }
+
+  /** Installs the packed plugin into a fresh state of this version, adds the profile and `config`, starts it. */
+  async start(config: Record<string, unknown> = {}): Promise<void> {
+    const started = performance.now();
+    this.harness = await GatewayHarness.create({ openclawVersion: this.openclawVersion });
+    this.host = await TestHost.create();
+    this.api = await startLocalSandboxApi();
+    await this.harness.installPlugin(await this.harness.packPlugin());
+    this.timings.installMs = Math.round(performance.now() - started);
+    const { gateway: extraGateway, ...rest } = config as { gateway?: Record<string, unknown> };
+    await this.harness.patchConfig({
+      gateway: { ...this.host.gatewayConfig(), ...extraGateway },
+      cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings: emulatorSettings(this.api) } } },
+      ...rest,
+    });
+    await this.harness.startGateway({
+      bind: "custom",
+      tlsCertPem: this.host.certPem,
+      env: { [TOKEN_ENV]: this.api.credentials.token },
+      secrets: [this.api.credentials.token],
+    });
+  }
+
+  async sandboxes() {
+    return (await Sandbox.list({ ...this.emulator.credentials, fetch: this.emulator.fetch })).toArray();
+  }
+
+  /** environments.create on the profile, then the wait for ready; returns the ready environment. */
+  async createReady(): Promise<Environment> {
+    const started = performance.now();
+    const created = await this.gw.call<Environment>(
+      "environments.create",
+      { profileId: PROFILE, idempotencyKey: randomUUID() },
+      840_000,
+    );
+    if (created.code !== 0) {
+      throw new Error(
+        `${this.gw.describeFailure("environments.create", created)}\n${await this.gw.gatewayLogTail(80)}`,
+      );
+    }
+    const ready = await readyEnvironment(this.gw, created.json?.id);
+    this.timings.readyMs = Math.round(performance.now() - started);
+    return ready;
+  }
+
+  /** environments.destroy, then the wait until the emulator holds no sandbox; returns what it holds then. */
+  async destroy(environmentId: string) {
+    await this.gw.callOk("environments.destroy", { environmentId }, 240_000);
+    return waitFor(
+      "the emulator to hold no sandbox",
+      async () => {
+        const boxes = await this.sandboxes();
+        return boxes.length === 0 ? boxes : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
+  }
+
+  async dispose(): Promise<void> {
+    try {
+      await this.harness?.dispose();
+    } finally {
+      try {
+        await this.api?.close();
+      } finally {
+        await this.host?.dispose();
+      }
+    }
+  }
+}
