@@ -24,6 +24,9 @@ export const SuspendConfigSchema = Type.Object(
         description: "Name of the gateway env var holding the HMAC-SHA256 notification secret; never the secret",
       }),
     ),
+    wakeLead: Type.Optional(
+      Duration("Scheduled wake: project cron run times to the host, which wakes VM1 this long before a job is due"),
+    ),
   },
   { additionalProperties: false },
 );

@@ -29,6 +29,12 @@ export {
   SuspensionPhaseSchema,
   signNotification,
   TIMESTAMP_HEADER,
+  type Wake,
+  type WakeNotification,
+  WakeNotificationSchema,
+  WakeSchema,
+  type WakeSnapshot,
+  WakeSnapshotSchema,
   type Worker,
   WorkerSchema,
 } from "../protocol/index.js";
@@ -46,10 +52,13 @@ export {
   MemoryNonceStore,
   type NonceStore,
   NonceStoreFullError,
+  notificationKind,
   type VerifyFailure,
   type VerifyOptions,
   type VerifyResult,
   verifyNotification,
+  verifyWakeNotification,
+  type WakeVerifyResult,
 } from "./verify.js";
 export {
   CheckpointCleanupError,
@@ -60,3 +69,14 @@ export {
   type WakeOptions,
   wakeVm,
 } from "./vm.js";
+export {
+  FileWakeStore,
+  type KeptWake,
+  MemoryWakeStore,
+  planWake,
+  type WakeLimits,
+  type WakePlan,
+  WakeSchedule,
+  type WakeStore,
+  WakeStoreWriteError,
+} from "./wake.js";

@@ -11,6 +11,8 @@ import {
   SIGNATURE_HEADER,
   signatureMatches,
   TIMESTAMP_HEADER,
+  type WakeNotification,
+  WakeNotificationSchema,
 } from "../protocol/index.js";
 
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
@@ -90,6 +92,34 @@ function header(headers: VerifyOptions["headers"], name: string): string | undef
  * what the nonce store throws (NonceStoreFullError for the in-memory one): answer 503 so the resident retries.
  */
 export async function verifyNotification(options: VerifyOptions): Promise<VerifyResult> {
+  const verified = await verifySigned(options);
+  if (!verified.ok) return verified;
+  if (!Value.Check(NotificationSchema, verified.parsed)) return { ok: false, reason: "bad-body" };
+  return { ok: true, notification: verified.parsed };
+}
+
+export type WakeVerifyResult = { ok: true; notification: WakeNotification } | { ok: false; reason: VerifyFailure };
+
+/** The same checks for a scheduled-wake notification (`kind: "wake"`, docs/protocol.md). */
+export async function verifyWakeNotification(options: VerifyOptions): Promise<WakeVerifyResult> {
+  const verified = await verifySigned(options);
+  if (!verified.ok) return verified;
+  if (!Value.Check(WakeNotificationSchema, verified.parsed)) return { ok: false, reason: "bad-body" };
+  return { ok: true, notification: verified.parsed };
+}
+
+/** Which of the two notifications a body is (unverified; verify it with the matching function). */
+export function notificationKind(body: string): "wake" | "sleep" {
+  try {
+    return (JSON.parse(body) as { kind?: unknown })?.kind === "wake" ? "wake" : "sleep";
+  } catch {
+    return "sleep";
+  }
+}
+
+async function verifySigned(
+  options: VerifyOptions,
+): Promise<{ ok: true; parsed: unknown } | { ok: false; reason: VerifyFailure }> {
   const timestamp = header(options.headers, TIMESTAMP_HEADER);
   const nonce = header(options.headers, NONCE_HEADER);
   const signature = header(options.headers, SIGNATURE_HEADER);
@@ -111,6 +141,5 @@ export async function verifyNotification(options: VerifyOptions): Promise<Verify
   } catch {
     return { ok: false, reason: "bad-body" };
   }
-  if (!Value.Check(NotificationSchema, parsed)) return { ok: false, reason: "bad-body" };
-  return { ok: true, notification: parsed };
+  return { ok: true, parsed };
 }

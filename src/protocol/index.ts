@@ -10,4 +10,5 @@ export {
   signNotification,
   TIMESTAMP_HEADER,
 } from "./signature.js";
+export * from "./wake.js";
 export * from "./workers.js";

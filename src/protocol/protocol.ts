@@ -3,6 +3,7 @@
 // library validates against these, and docs/protocol.md describes them for hosts in other languages.
 
 import { type Static, Type } from "@sinclair/typebox";
+import { WakeSnapshotSchema } from "./wake.js";
 
 export const ROUTE_PREFIX = "/vercel-sandbox/v1";
 export const ROUTES = {
@@ -98,6 +99,9 @@ export const StatusResultSchema = Type.Object({
   /** Our cloud workers as the gateway lists them; null while the gateway is suspending (it answers no list then). */
   workers: Type.Union([Type.Array(WorkerSchema), Type.Null()]),
   suspension: SuspensionPhaseSchema,
+  /** Scheduled wake (suspend.wakeLead set): the latest wake snapshot, the same the wake notification carries. */
+  wake: Type.Optional(WakeSnapshotSchema),
+  wakeLeadMs: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type StatusResult = Static<typeof StatusResultSchema>;
 

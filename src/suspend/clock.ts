@@ -24,6 +24,8 @@ export interface ClockSnapshot {
   /** Worker provisions in flight in this gateway's provider. */
   activeProvisions: number;
   fence?: Fence;
+  /** The soonest scheduled cron run (epoch ms), when scheduled wake projects one. */
+  nextWakeAtMs?: number;
 }
 
 export class IdleClock {
@@ -35,6 +37,7 @@ export class IdleClock {
   readonly #calls = new Set<string>();
   readonly #provisions = new Map<string, number>();
   #fence: Fence | undefined;
+  #nextWake: () => number | undefined = () => undefined;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
@@ -89,11 +92,17 @@ export class IdleClock {
     this.#lastActivityKind = "start";
   }
 
+  /** Where the soonest scheduled cron run is read from (the wake projection). */
+  readNextWakeFrom(source: () => number | undefined): void {
+    this.#nextWake = source;
+  }
+
   get fenced(): boolean {
     return this.#fence !== undefined;
   }
 
   snapshot(): ClockSnapshot {
+    const nextWakeAtMs = this.#nextWake();
     return {
       nowMs: this.#now(),
       startedAtMs: this.#startedAtMs,
@@ -103,6 +112,7 @@ export class IdleClock {
       activeModelCalls: this.#calls.size,
       activeProvisions: [...this.#provisions.values()].reduce((sum, n) => sum + n, 0),
       ...(this.#fence ? { fence: { ...this.#fence } } : {}),
+      ...(nextWakeAtMs !== undefined ? { nextWakeAtMs } : {}),
     };
   }
 }

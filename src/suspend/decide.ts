@@ -12,6 +12,16 @@ export interface SleepPolicy {
   deadlineAtMs?: number;
   /** Ask for graceful shutdown this long before the deadline. */
   deadlineMarginMs: number;
+  /** Scheduled wake: a cron job due within this long (or overdue) is a reason not to sleep yet. */
+  wakeLeadMs?: number;
+}
+
+/** Whether a job is due within the wake lead (or overdue): sleeping now would only mean waking again for it. */
+export function wakeDueSoon(clock: ClockSnapshot, policy: SleepPolicy): boolean {
+  if (clock.nextWakeAtMs === undefined || policy.wakeLeadMs === undefined) return false;
+  const inMs = clock.nextWakeAtMs - clock.nowMs;
+  // Overdue by more than the lead: the run is not coming (a stuck job must not hold sleep forever).
+  return inMs <= policy.wakeLeadMs && inMs >= -policy.wakeLeadMs;
 }
 
 /** The absolute deadline: an explicit one, or the session start plus the platform's session limit. */
@@ -31,7 +41,7 @@ export function dueReason(clock: ClockSnapshot, policy: SleepPolicy): NotifyReas
   if (policy.deadlineAtMs !== undefined && clock.nowMs >= policy.deadlineAtMs - policy.deadlineMarginMs) {
     return "deadline";
   }
-  if (isBusy(clock)) return undefined;
+  if (isBusy(clock) || wakeDueSoon(clock, policy)) return undefined;
   return clock.nowMs - clock.lastActivityMs >= policy.idleMs ? "idle" : undefined;
 }
 
@@ -42,6 +52,8 @@ export function isBusy(clock: ClockSnapshot): boolean {
 /** Milliseconds until the clock would be idle (0 when it already is); busy clocks count a full interval. */
 export function idleInMs(clock: ClockSnapshot, policy: SleepPolicy): number {
   if (isBusy(clock)) return policy.idleMs;
+  // A job due soon holds sleep until it is past (and its run then counts as activity).
+  if (wakeDueSoon(clock, policy)) return Math.max(policy.idleMs, (clock.nextWakeAtMs ?? clock.nowMs) - clock.nowMs);
   return Math.max(0, policy.idleMs - (clock.nowMs - clock.lastActivityMs));
 }
 

@@ -4,7 +4,7 @@
 
 import pRetry, { AbortError } from "p-retry";
 import { request } from "undici";
-import type { Notification } from "../protocol/index.js";
+import type { Notification, WakeNotification } from "../protocol/index.js";
 import { signNotification } from "../protocol/index.js";
 
 export interface NotifierOptions {
@@ -27,7 +27,10 @@ export class NotifyError extends Error {
 
 const RETRYABLE = (status: number) => status === 408 || status === 429 || status >= 500;
 
-export async function notifyHost(notification: Notification, options: NotifierOptions): Promise<void> {
+export async function notifyHost(
+  notification: Notification | WakeNotification,
+  options: NotifierOptions,
+): Promise<void> {
   const secret = (options.env ?? process.env)[options.secretEnv];
   if (!secret) throw new NotifyError(`environment variable ${options.secretEnv} (suspend.secretEnv) is not set`);
   const body = JSON.stringify(notification);

@@ -14,6 +14,7 @@ import { Resident } from "./resident.js";
 import { createRoutes } from "./routes.js";
 import { resolveSuspendSettings, type SuspendConfigInput } from "./settings.js";
 import { Suspender } from "./suspender.js";
+import { WakeProjector } from "./wake-projection.js";
 
 export const FENCED_REPLY = "This assistant is restarting after a failure; please send your message again shortly.";
 
@@ -30,10 +31,11 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
   const clock = new IdleClock();
   const instanceId = randomUUID();
   const deadlineAtMs = sessionDeadline(clock.snapshot().startedAtMs, settings);
-  const policy = {
+  const policy: SleepPolicy = {
     idleMs: settings.idleMs,
     deadlineMarginMs: settings.deadlineMarginMs,
     ...(deadlineAtMs !== undefined ? { deadlineAtMs } : {}),
+    ...(settings.wakeLeadMs !== undefined ? { wakeLeadMs: settings.wakeLeadMs } : {}),
   };
 
   api.on("message_received", () => clock.touch("message"));
@@ -57,6 +59,13 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
   });
   if (notifyUrl && !secretEnv)
     api.logger.warn("vercel-sandbox: suspend.notifyUrl needs suspend.secretEnv; not notifying");
+  const wake = registerWakeProjection(
+    api,
+    settings.wakeLeadMs,
+    instanceId,
+    clock,
+    notifyUrl && secretEnv ? { notifyUrl, secretEnv } : undefined,
+  );
 
   let offAgentEvents: (() => void) | undefined;
   api.registerService({
@@ -76,10 +85,17 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
       offAgentEvents?.();
       offAgentEvents = undefined;
       await resident.stop();
+      await wake?.stop();
     },
   });
 
-  const suspender = new Suspender({ clock, policy, providerId, instanceId });
+  const suspender = new Suspender({
+    clock,
+    policy,
+    providerId,
+    instanceId,
+    ...(wake ? { wake: () => wake.latest() } : {}),
+  });
   const routes = createRoutes(suspender, (method, params) => dispatchGatewayMethod(method, params));
   for (const [name, path] of Object.entries(ROUTES) as [keyof typeof ROUTES, string][]) {
     api.registerHttpRoute({
@@ -95,4 +111,33 @@ export function registerSuspend(api: OpenClawPluginApi, input: SuspendConfigInpu
     provisionStarted: (leaseId) => clock.provisionStarted(leaseId),
     provisionEnded: (leaseId) => clock.provisionEnded(leaseId),
   };
+}
+
+/**
+ * Scheduled wake (suspend.wakeLead): cron run times projected to the host as signed snapshots, and the soonest
+ * one read by the idle clock. Undefined when not configured.
+ */
+function registerWakeProjection(
+  api: OpenClawPluginApi,
+  leadMs: number | undefined,
+  instanceId: string,
+  clock: IdleClock,
+  host: { notifyUrl: string; secretEnv: string } | undefined,
+): WakeProjector | undefined {
+  if (leadMs === undefined) return undefined;
+  const projector = new WakeProjector({
+    instanceId,
+    leadMs,
+    logger: api.logger,
+    ...(host
+      ? {
+          send: (notification, signal) =>
+            notifyHost(notification, { url: host.notifyUrl, secretEnv: host.secretEnv, signal }),
+        }
+      : {}),
+  });
+  clock.readNextWakeFrom(() => projector.nextWakeAtMs());
+  api.on("cron_reconciled", (event, ctx) => projector.reconciled(event.enabled, ctx.getCron?.(), ctx.abortSignal));
+  api.on("cron_changed", () => projector.changed());
+  return projector;
 }

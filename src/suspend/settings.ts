@@ -12,6 +12,7 @@ export interface SuspendConfigInput {
   deadlineMargin?: number | string;
   notifyUrl?: string;
   secretEnv?: string;
+  wakeLead?: number | string;
 }
 
 export interface SuspendSettings {
@@ -23,6 +24,8 @@ export interface SuspendSettings {
   deadlineMarginMs: number;
   notifyUrl?: string;
   secretEnv?: string;
+  /** Scheduled wake: set → cron run times are projected to the host, and a job due this soon holds sleep. */
+  wakeLeadMs?: number;
 }
 
 export const SUSPEND_DEFAULTS = {
@@ -37,6 +40,7 @@ export function resolveSuspendSettings(input: SuspendConfigInput): SuspendSettin
   const ms = (value: number | string | undefined, fallback: number) =>
     value === undefined ? fallback : (durationMs(value) ?? fallback);
   const sessionLimitMs = input.sessionLimit === undefined ? undefined : durationMs(input.sessionLimit);
+  const wakeLeadMs = input.wakeLead === undefined ? undefined : durationMs(input.wakeLead);
   return {
     idleMs: ms(input.idleAfter, SUSPEND_DEFAULTS.idleMs),
     pollMs: Math.max(1_000, ms(input.pollInterval, SUSPEND_DEFAULTS.pollMs)),
@@ -46,5 +50,6 @@ export function resolveSuspendSettings(input: SuspendConfigInput): SuspendSettin
     ...(input.deadlineAtMs !== undefined ? { deadlineAtMs: input.deadlineAtMs } : {}),
     ...(input.notifyUrl ? { notifyUrl: input.notifyUrl } : {}),
     ...(input.secretEnv ? { secretEnv: input.secretEnv } : {}),
+    ...(wakeLeadMs !== undefined ? { wakeLeadMs } : {}),
   };
 }

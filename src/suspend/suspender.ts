@@ -3,7 +3,7 @@
 // `dispatch` (dispatchGatewayMethod inside the authenticated request), so this file is testable with a stand-in.
 
 import type { GatewayMethodDispatchResponse } from "openclaw/plugin-sdk/gateway-method-runtime";
-import type { ResumeResult, StatusResult, SuspendResult, Worker } from "../protocol/index.js";
+import type { ResumeResult, StatusResult, SuspendResult, WakeSnapshot, Worker } from "../protocol/index.js";
 import type { IdleClock } from "./clock.js";
 import { checkSuspend, dueReason, type SleepPolicy } from "./decide.js";
 import { AdmissionLock } from "./lock.js";
@@ -47,6 +47,8 @@ export interface SuspenderOptions {
   instanceId: string;
   /** Clears our lease once the gateway's would have expired (the gateway restores admission by itself). */
   now?: () => number;
+  /** Scheduled wake: the latest wake snapshot, answered in status so a host that missed a notification recovers it. */
+  wake?: () => WakeSnapshot | undefined;
 }
 
 export class Suspender {
@@ -113,6 +115,7 @@ export class Suspender {
       ...(due ? { due } : {}),
       workers: suspension.phase === "running" ? await this.#workers(dispatch) : null,
       suspension,
+      ...this.#wake(policy),
     };
   }
 
@@ -194,6 +197,14 @@ export class Suspender {
   async #workers(dispatch: Dispatch): Promise<Worker[] | null> {
     const response = await dispatch("environments.list", {});
     return response.ok ? ourWorkers(response.payload, this.#options.providerId) : null;
+  }
+
+  #wake(policy: SleepPolicy): Pick<StatusResult, "wake" | "wakeLeadMs"> {
+    const snapshot = this.#options.wake?.();
+    return {
+      ...(snapshot ? { wake: snapshot } : {}),
+      ...(policy.wakeLeadMs !== undefined ? { wakeLeadMs: policy.wakeLeadMs } : {}),
+    };
   }
 
   #currentLease(): Lease | undefined {

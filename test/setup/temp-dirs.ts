@@ -46,6 +46,7 @@ export const OUR_TEMP_PREFIXES = [
   "vsb-restart-",
   "vsb-scan-",
   "vsb-warm-state-",
+  "vsb-wake-",
   // test/support/state-files.ts: tempStateDirs(<name>) makes `<name>-XXXXXX`
   "image-store-",
   "ledger-",
