@@ -4,7 +4,7 @@
 // gateway is started fresh, with a fresh idle clock; then wait until the caller's readiness probe says so.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { Sandbox, Snapshot } from "@vercel/sandbox";
+import { type NetworkPolicy, Sandbox, Snapshot } from "@vercel/sandbox";
 import { checkKeep, checkpointsToDelete } from "./checkpoints.js";
 
 /** What the SDK needs to reach the API: credentials, and optionally its documented `fetch` (e.g. the emulator's). */
@@ -77,6 +77,13 @@ export interface WakeOptions {
   start: { cmd: string; args?: string[]; env?: Record<string, string>; cwd?: string };
   /** Polled until true, e.g. GET /readyz on the gateway's port. */
   ready: (sandbox: Sandbox) => Promise<boolean>;
+  /**
+   * Set on the resumed session before the gateway starts. Credentials VM1 must not hold (the model's API key)
+   * go here as a firewall rule, e.g. `{ allow: { "<model host>": [{ transform: [{ headers: { authorization:
+   * "Bearer …" } }] }] } }`: the firewall adds them on the way out, so they are on no disk, environment or
+   * checkpoint of VM1.
+   */
+  networkPolicy?: NetworkPolicy;
   timeoutMs?: number;
   pollMs?: number;
 }
@@ -85,6 +92,7 @@ export interface WakeOptions {
 export async function wakeVm(options: WakeOptions): Promise<{ sandbox: Sandbox; ms: number }> {
   const started = performance.now();
   const sandbox = await Sandbox.get({ ...options.connection, name: options.name });
+  if (options.networkPolicy) await sandbox.updateNetworkPolicy(options.networkPolicy);
   await sandbox.runCommand({
     cmd: options.start.cmd,
     args: options.start.args ?? [],

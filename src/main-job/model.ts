@@ -1,7 +1,10 @@
 // The main job's model: a scripted OpenAI-compatible chat-completions server (no real model, no key). Its one
 // script: when a user message says `run: <command>` and the request offers the `exec` tool, it calls `exec` with
 // that command; when the last message is the tool's result, it replies with that output. Anything else gets a
-// short text answer. It keeps counts only (no prompt is stored), and binds to the address it is given.
+// short text answer. It keeps counts only (no prompt is stored), and binds to the address it is given. Given an
+// `apiKey`, it answers 401 to any request without `Authorization: Bearer <apiKey>` (VM1 never holds the key: the
+// host has the firewall add it on the way out, see wakeVm's `networkPolicy`).
+import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -42,8 +45,12 @@ export interface ScriptedModel {
   baseUrl: string;
   completions(): number;
   toolCalls(): number;
+  /** Requests refused for a missing or wrong API key. */
+  refused(): number;
   close(): Promise<void>;
 }
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
 
 function chunk(id: string, model: string | undefined, delta: object, finish: string | null = null): string {
   const body = {
@@ -104,12 +111,20 @@ function respond(res: http.ServerResponse, request: CompletionRequest, id: strin
   res.end("data: [DONE]\n\n");
 }
 
-export async function startScriptedModel(host: string): Promise<ScriptedModel> {
+export async function startScriptedModel(host: string, options: { apiKey?: string } = {}): Promise<ScriptedModel> {
   let completions = 0;
   let toolCalls = 0;
+  let refused = 0;
+  const expected = options.apiKey === undefined ? undefined : sha256(`Bearer ${options.apiKey}`);
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const part of req) chunks.push(part as Buffer);
+    if (expected && !timingSafeEqual(sha256(req.headers.authorization ?? ""), expected)) {
+      refused++;
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end('{"error":{"message":"missing or wrong API key","type":"invalid_request_error"}}');
+      return;
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not found"}}');
       return;
@@ -135,6 +150,7 @@ export async function startScriptedModel(host: string): Promise<ScriptedModel> {
     baseUrl: `http://${host}:${port}/v1`,
     completions: () => completions,
     toolCalls: () => toolCalls,
+    refused: () => refused,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
