@@ -2,6 +2,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiScope } from "./auth.js";
+import type { DriveStore } from "./drives.js";
 import { HttpError, notFound } from "./http.js";
 import type { InteractiveShells } from "./interactive.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -18,6 +19,8 @@ export interface EmulatorState {
   track: (child: ChildProcess) => void;
   /** Interactive shells: their tickets and live connections (interactive.ts). */
   interactive: InteractiveShells;
+  /** The project's drives (drives.ts). */
+  drives: DriveStore;
 }
 
 export interface Ctx extends EmulatorState {

@@ -11,6 +11,7 @@ import path from "node:path";
 import { type Dispatcher, fetch as undiciFetch } from "undici";
 import { type ApiScope, tokenFrom } from "./auth.js";
 import { createOwnedTempDir, DATA_DIR_PREFIX, type OwnedTempDir } from "./data-dir.js";
+import { DriveStore } from "./drives.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { InteractiveShells } from "./interactive.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
@@ -116,6 +117,7 @@ async function serve(
 ): Promise<LocalSandboxApi> {
   await mkdir(path.join(dataDir, "sandboxes"), { recursive: true });
   await mkdir(path.join(dataDir, "snapshots"), { recursive: true });
+  await mkdir(path.join(dataDir, "drives"), { recursive: true });
 
   const children = new Set<ChildProcess>();
   const track = (child: ChildProcess) => {
@@ -130,7 +132,9 @@ async function serve(
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
   const interactive = new InteractiveShells();
-  const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track, interactive }, faults, log);
+  const drives = new DriveStore(dataDir);
+  lifecycle.drives = drives;
+  const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track, interactive, drives }, faults, log);
   const port = await listen(server, options.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
 

@@ -58,6 +58,7 @@ import { lchown, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
+import type { HolderMount } from "./drives.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
 
@@ -160,7 +161,25 @@ mount -t mqueue -o nosuid,nodev,noexec sandbox-mqueue "$ROOT/dev/mqueue"
 ln -s pts/ptmx "$ROOT/dev/ptmx"; ln -s /proc/self/fd "$ROOT/dev/fd"
 ln -s /proc/self/fd/0 "$ROOT/dev/stdin"; ln -s /proc/self/fd/1 "$ROOT/dev/stdout"; ln -s /proc/self/fd/2 "$ROOT/dev/stderr"
 ip link set lo up 2>/dev/null || true
+# Drives (drives.ts): staged on the fresh /dev tmpfs before the pivot (no sandbox process runs yet and no
+# path of the sandbox's own is followed), moved to their paths after it, so a link in the sandbox's files
+# resolves inside the sandbox, never on the host.
+if [ -n "$DRIVE_MOUNTS" ]; then
+  mkdir "$ROOT/dev/.drives"; i=0
+  printf '%s\n' "$DRIVE_MOUNTS" | while IFS='	' read -r src dst mode; do
+    i=$((i+1)); mkdir "$ROOT/dev/.drives/$i"; mount --bind "$src" "$ROOT/dev/.drives/$i"
+  done
+fi
 cd "$ROOT"; pivot_root . .; umount -l .; cd /
+if [ -n "$DRIVE_MOUNTS" ]; then
+  i=0
+  printf '%s\n' "$DRIVE_MOUNTS" | while IFS='	' read -r src dst mode; do
+    i=$((i+1)); mkdir -p "$dst"; mount --move "/dev/.drives/$i" "$dst"
+    if [ "$mode" = ro ]; then mount -o remount,bind,ro "$dst"; fi
+    rmdir "/dev/.drives/$i"
+  done
+  rmdir /dev/.drives
+fi
 unshare --user -- /bin/sleep infinity &
 C=$!; n=0
 until [ "$(readlink /proc/$C/ns/user)" != "$(readlink /proc/self/ns/user)" ]; do
@@ -242,6 +261,8 @@ export async function startHolder(
   timeoutMs = HOLDER_READY_TIMEOUT_MS,
   /** The sandbox's limited groups (cgroups.ts): the holder joins them before it runs anything. */
   cgroupProcs: readonly string[] = [],
+  /** Drives to bind into the sandbox (drives.ts); sources relative to the data dir. */
+  mounts: readonly HolderMount[] = [],
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
@@ -286,7 +307,10 @@ export async function startHolder(
     // reaches them all even if unshare dies before its child set its parent-death signal.
     {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
+        DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
+      },
       detached: true,
     },
   );

@@ -7,6 +7,7 @@ import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups } from "./cgroups.js";
+import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { InterceptCertificates } from "./egress-certs.js";
 import { HttpError } from "./http.js";
@@ -38,6 +39,8 @@ export class Lifecycle {
   private readonly interceptCertificates: InterceptCertificates;
   /** Extra CA certificates the egress trusts when it re-originates TLS for such a host (the emulator's `egressTrust`). */
   egressTrust: string[] = [];
+  /** The project's drives, attached to a session at boot and released at its end (drives.ts). */
+  drives?: DriveStore;
 
   /** Each session's CPU, memory and process limits (cgroups.ts); says once, here, where there are none. */
   private readonly cgroups = new SandboxCgroups();
@@ -122,12 +125,24 @@ export class Lifecycle {
     sandbox.currentSessionId = session.id;
     try {
       const image = await this.sandboxImage(sandbox.idBase);
+      const running = (id: string) => this.registry.sessions.get(id)?.status === "running";
+      const mounts = (await this.drives?.attach(sandbox, session, running)) ?? [];
       const limits = this.cgroups.create(session.id, session.vcpus);
-      session.holder = await startHolder(sandbox.dir, this.dataDir, image, this.track, HOLDER_READY_TIMEOUT_MS, limits);
+      session.holder = await startHolder(
+        sandbox.dir,
+        this.dataDir,
+        image,
+        this.track,
+        HOLDER_READY_TIMEOUT_MS,
+        limits,
+        mounts,
+      );
     } catch (error) {
+      this.drives?.detach(session.id);
       await this.cgroups.remove(session.id);
       session.status = "failed";
       session.updatedAt = Date.now();
+      if (error instanceof HttpError) throw error;
       throw new HttpError(422, "sandbox_boot_failed", `Could not start the sandbox: ${(error as Error).message}`);
     }
     session.status = "running";
@@ -211,6 +226,7 @@ export class Lifecycle {
       closeConnector(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
       await this.cgroups.remove(session.id);
+      this.drives?.detach(session.id);
       session.holder = undefined;
       session.status = "stopped";
       session.stoppedAt = Date.now();

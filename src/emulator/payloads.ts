@@ -109,6 +109,7 @@ export function sandboxPayload(sb: SandboxRecord, session: SessionRecord | undef
     tags: sb.tags,
     snapshotExpiration: sb.snapshotExpiration,
     keepLastSnapshots: sb.keepLastSnapshots,
+    mounts: sb.mounts,
   });
 }
 

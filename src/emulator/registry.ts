@@ -42,6 +42,8 @@ export interface SandboxRecord {
   idBase: number;
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
+  /** Drives mounted into its sessions, by path (drives.ts); applied at the next boot. */
+  mounts?: Record<string, { drive: string; mode: "read-write" | "snapshot" }>;
 }
 
 export interface SessionRecord {

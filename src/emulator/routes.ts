@@ -2,7 +2,7 @@
 // `sessions`, `snapshots` and `drives` (and `snapshots/{id}` would swallow `tree`), so fixed
 // paths come first. Those three are also refused as sandbox names (sandbox-settings.ts).
 import { commandLogs, getCommand, killCommand, makeDirectory, readFile, runCommand, writeFiles } from "./commands.js";
-import type { Handler } from "./context.js";
+import type { Ctx, Handler } from "./context.js";
 import { createSandbox, deleteSandbox, forkSandbox, getSandbox, listSandboxes, updateSandbox } from "./sandboxes.js";
 import {
   extendTimeout,
@@ -13,7 +13,6 @@ import {
   updateNetworkPolicy,
 } from "./sessions.js";
 import { deleteSnapshot, getSnapshot, listSnapshots, snapshotTree } from "./snapshots.js";
-import { drivesUnsupported } from "./unsupported.js";
 
 interface Route {
   method: string;
@@ -46,15 +45,17 @@ const table: Array<[string, string, Handler]> = [
   ["GET", "/v2/sandboxes/snapshots/tree", snapshotTree],
   ["GET", `/v2/sandboxes/snapshots/${P}`, getSnapshot],
   ["DELETE", `/v2/sandboxes/snapshots/${P}`, deleteSnapshot],
-  ["GET", "/v2/sandboxes/drives", drivesUnsupported],
-  ["POST", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
-  ["GET", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
-  ["DELETE", `/v2/sandboxes/drives/${P}`, drivesUnsupported],
+  ["GET", "/v2/sandboxes/drives", (ctx) => ctx.drives.list(ctx)],
+  ["POST", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.getOrCreate(ctx)],
+  ["GET", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.get(ctx)],
+  ["DELETE", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.delete(ctx, (id) => running(ctx, id))],
   ["GET", `/v2/sandboxes/${P}`, getSandbox],
   ["PATCH", `/v2/sandboxes/${P}`, updateSandbox],
   ["DELETE", `/v2/sandboxes/${P}`, deleteSandbox],
   ["POST", `/v2/sandboxes/${P}/fork`, forkSandbox],
 ];
+
+const running = (ctx: Ctx, sessionId: string) => ctx.registry.sessions.get(sessionId)?.status === "running";
 
 const routes: Route[] = table.map(([method, path, handler]) => ({
   method,

@@ -1,5 +1,6 @@
 // The settings a create, fork or patch body carries, read and validated before any side effect so
 // a bad request is a 400 and never a half-made sandbox. Pure: bodies in, values out.
+import { mountsOf } from "./drives.js";
 import { checkRules, RuleShapeError } from "./egress-rules.js";
 import { badRequest, field } from "./http.js";
 import { checkedRegions } from "./regions.js";
@@ -51,14 +52,6 @@ export function vcpusOf(body: Body): number | undefined {
   return resources ? field.number(resources, "vcpus") : undefined;
 }
 
-/** Drives are not emulated (see unsupported.ts): a mount would silently be missing, so refuse it. */
-export function refuseMounts(body: Body): void {
-  const mounts = field.object(body, "mounts");
-  if (mounts && Object.keys(mounts).length > 0) {
-    throw badRequest("`mounts` needs drives, which the local emulator does not support");
-  }
-}
-
 /**
  * Secure Compute networks (`networkId`, SDK 3.5) do not exist here: a sandbox that silently lacked
  * its private network would reach what it must not, or not reach what it needs, so refuse it.
@@ -82,9 +75,10 @@ export function regionsOf(body: Body, current?: Pick<SandboxRecord, "region" | "
 
 /** The settings shared by create and fork, validated; `base` supplies fork's inherited values. */
 export function settingsOf(body: Body, base?: SandboxRecord) {
-  refuseMounts(body);
   refuseNetworkId(body);
+  const mounts = mountsOf(body);
   return {
+    mounts: mounts && Object.keys(mounts).length > 0 ? mounts : undefined,
     persistent: field.boolean(body, "persistent") ?? base?.persistent ?? true,
     ...regionsOf(body, base),
     vcpus: vcpusOf(body) ?? base?.vcpus ?? 2,

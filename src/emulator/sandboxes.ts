@@ -9,6 +9,7 @@ import { rm } from "node:fs/promises";
 import { assertProject } from "./auth.js";
 import type { Ctx } from "./context.js";
 import { sandboxOr404 } from "./context.js";
+import { mountsOf } from "./drives.js";
 import { badRequest, field, HttpError, notFound, readJson, sendJson } from "./http.js";
 import { imageRef, routesOf, sandboxPayload, sessionPayload } from "./payloads.js";
 import { newId, paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
@@ -16,7 +17,6 @@ import {
   nameOf,
   policyOf,
   portsOf,
-  refuseMounts,
   refuseNetworkId,
   regionsOf,
   type SandboxSettings,
@@ -113,6 +113,7 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
   if (!projectId) throw badRequest("`projectId` is required");
   assertProject(ctx.scope, projectId);
   const settings = settingsOf(body);
+  ctx.drives.assertExist(settings.mounts);
   const runtime = field.string(body, "runtime");
   const image = field.string(body, "image");
   const source = field.object(body, "source");
@@ -143,6 +144,7 @@ export async function forkSandbox(ctx: Ctx): Promise<void> {
   const source = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
   const settings = settingsOf(body, source);
+  ctx.drives.assertExist(settings.mounts);
   const name = nameOf(body, generatedName);
   await ctx.registry.withName(name, async () => {
     assertNameFree(ctx, name);
@@ -199,8 +201,9 @@ export async function listSandboxes(ctx: Ctx): Promise<void> {
 export async function updateSandbox(ctx: Ctx): Promise<void> {
   const sandbox = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
-  refuseMounts(body);
   refuseNetworkId(body);
+  const mounts = mountsOf(body);
+  ctx.drives.assertExist(mounts);
   const regions = regionsOf(body, sandbox);
   const ports = portsOf(body);
   const policy = policyOf(body);
@@ -219,6 +222,7 @@ export async function updateSandbox(ctx: Ctx): Promise<void> {
   if (timeout !== undefined) sandbox.timeout = timeout;
   if (persistent !== undefined) sandbox.persistent = persistent;
   if (snapshotExpiration !== undefined) sandbox.snapshotExpiration = snapshotExpiration;
+  if (mounts) sandbox.mounts = Object.keys(mounts).length > 0 ? mounts : undefined;
   sandbox.region = regions.region;
   sandbox.failoverRegions = regions.failoverRegions;
   if (restore) {

@@ -2,7 +2,7 @@
 // extend-timeout re-arms the timer that stops the session when its lifetime ends; the
 // network policy is recorded and echoed in the legacy shape and enforced (see isolation.ts:
 // the egress proxy reads it per connection, commands pick their namespace at start);
-// snapshot stops the session first. E7 (interactive) is answered in unsupported.ts.
+// snapshot stops the session first. E7 (interactive) is interactive.ts.
 import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { syncDirectRoutes } from "./egress-routes.js";

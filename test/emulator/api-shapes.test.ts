@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { regionConflict } from "../../src/emulator/regions.js";
-import { connect, raw, SDKS, useEmulator } from "./harness.js";
+import { connect, SDKS, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();
 
@@ -78,40 +78,6 @@ describe.each(SDKS)("Vercel's answers with SDK %s", (version, { Sandbox, Snapsho
     expect(named.response.status).toBe(400);
     expect(named.json.error.message).toContain("primary region");
     await sandbox.delete();
-  });
-});
-
-describe("drive routes (SDK latest)", () => {
-  const { Drive, Sandbox, APIError } = SDKS[1]![1];
-
-  it("Drive.list and Drive.getOrCreate answer Vercel's 404 not_found naming drives", async () => {
-    const api = emulator();
-    for (const call of [() => Drive.list(connect(api)), () => Drive.getOrCreate({ ...connect(api), name: "data" })]) {
-      const error = await call().catch((e) => e);
-      expect(error).toBeInstanceOf(APIError);
-      expect(error.response.status).toBe(404);
-      expect(error.json.error.code).toBe("not_found");
-      expect(error.json.error.message).toContain("Drives are not available");
-    }
-    const del = await raw(api, "DELETE", `/v2/sandboxes/drives/data?projectId=${api.credentials.projectId}`);
-    expect(del.json.error?.message).toContain("Drives are not available");
-  });
-
-  it("`drives` is never read as a sandbox name, and mounts are refused", async () => {
-    const api = emulator();
-    const named = await Sandbox.create({ ...connect(api), name: "drives" }).catch((e) => e);
-    expect(named).toBeInstanceOf(APIError);
-    expect(named.response.status).toBe(400);
-    const mounted = await Sandbox.create({
-      ...connect(api),
-      name: "mounted",
-      mounts: { "/data": { drive: "data", mode: "read-write" } },
-    } as never).catch((e) => e);
-    expect(mounted).toBeInstanceOf(APIError);
-    expect(mounted.response.status).toBe(400);
-    expect((await Sandbox.get({ ...connect(api), name: "mounted" }).catch((e) => e)).response.status).toBe(404);
-    const listed = await raw(api, "GET", "/v2/sandboxes/drives");
-    expect(listed.json.error?.message).toContain("Drives are not available");
   });
 });
 
