@@ -1,6 +1,9 @@
 // Fast checks of the real-gateway harness's pure helpers (no gateway is started here).
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkNodeForOpenClaw, freePort, parseCliJson } from "./harness.js";
+import { checkNodeForOpenClaw, freePort, parseCliJson, REPO_ROOT } from "./harness.js";
+import { BETWEEN_VERSIONS, GATEWAY_VERSIONS, NEWEST_OPENCLAW_VERSION, openclawEntryOf } from "./versions.js";
 
 describe("gateway harness helpers", () => {
   it("accepts exactly the Node versions openclaw@2026.9.2 declares in engines", () => {
@@ -19,6 +22,21 @@ describe("gateway harness helpers", () => {
     for (const bad of ["22.22.3", "24.15.0", "25.9.0", "26.0.0"]) {
       expect(checkNodeForOpenClaw(bad, "2026.9.3"), bad).toMatch(/openclaw@2026\.9\.3 needs Node >=24\.16\.0/);
     }
+  });
+
+  it("the peer range is exactly the releases the specs run: the pinned one first, the newest last", () => {
+    const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+    expect(GATEWAY_VERSIONS[0]).toBe(pkg.devDependencies.openclaw);
+    expect(pkg.peerDependencies.openclaw).toBe(`>=${GATEWAY_VERSIONS[0]} <=${NEWEST_OPENCLAW_VERSION}`);
+    expect(BETWEEN_VERSIONS).toEqual(GATEWAY_VERSIONS.slice(1, -1));
+  });
+
+  it("runs the pinned release from the repo's node_modules and a later one from its own install", () => {
+    expect(openclawEntryOf("2026.9.2")).toBe(path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs"));
+    expect(openclawEntryOf("2026.9.6")).toBe(
+      path.join(REPO_ROOT, ".cache", "openclaw-gateways", "2026.9.6", "node_modules", "openclaw", "openclaw.mjs"),
+    );
+    expect(() => openclawEntryOf("2026.9.7")).toThrow(/not one of the tested gateways/);
   });
 
   it("parses the JSON document a --json CLI command prints, around banner lines", () => {
