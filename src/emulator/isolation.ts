@@ -39,8 +39,9 @@
 //   with one /32 route per such address (no default route, no IPv6), so clients that ignore proxy
 //   variables (the OpenClaw node's WebSocket) reach e.g. a gateway bound to a test host's address.
 //   NOT like Vercel: traffic must be proxy-aware (a raw socket or UDP/DNS from the sandbox has no route,
-//   where Vercel's transparent firewall would let allowed destinations through); header transform and
-//   forward rules are recorded and echoed, NOT applied.
+//   where Vercel's transparent firewall would let allowed destinations through). Request rules (header
+//   transform, forwardURL, response) are applied by the proxy for the hosts that have them (egress-intercept.ts).
+// Drives (drives.ts) are bind-mounted at the paths a sandbox's `mounts` name, read-write or as a read-only copy.
 // Resources (cgroups.ts): each session has a cgroup of its own, limited from its `vcpus` as on Vercel
 // (2 GB of memory per vCPU and no swap, `vcpus` cores of CPU time) plus a process limit; the holder and
 // every process entering the sandbox join it first (`inSandbox`), so a memory hog is OOM-killed inside
