@@ -1,13 +1,14 @@
 import { defineConfig } from "tsup";
 
-// Public entry points; each maps to a package.json `exports` subpath.
+// Public entry points; each maps to a package.json `exports` subpath. A room whose door (index.ts) offers the
+// other rooms more than the package publishes has its public names in public.ts.
 const entry = {
   index: "src/index.ts",
   "emulator/index": "src/emulator/index.ts",
-  "provider/index": "src/provider/index.ts",
+  "provider/index": "src/provider/public.ts",
   "devcontainer/index": "src/devcontainer/index.ts",
   "conformance/index": "src/conformance/index.ts",
-  "host/index": "src/host/index.ts",
+  "host/index": "src/host/public.ts",
 };
 
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`

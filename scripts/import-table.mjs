@@ -1,6 +1,7 @@
 // Prints the import table between the rooms of src/: for every pair of rooms, how many import statements
-// run from one to the other, and which of them reach past the other room's door (its index.ts). A room is a
-// folder directly under src/; a file directly under src/ (an entry point) is a room of its own.
+// (static, dynamic and re-exports) run from one to the other, and how many of them reach past the other room's
+// door (its index.ts). A room is a folder directly under src/; a file directly under src/ is an entry point,
+// listed by its file name (`cli.ts`), and is its own door.
 // Usage: node scripts/import-table.mjs [--json]
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -21,7 +22,7 @@ function roomOf(path) {
   const rel = relative(SRC, path);
   if (rel.startsWith("..")) return relative(ROOT, path).split("/")[0];
   const parts = rel.split("/");
-  return parts.length === 1 ? parts[0].replace(/\.ts$/, "") : parts[0];
+  return parts[0];
 }
 
 const rows = new Map();

@@ -18,7 +18,7 @@ const commands: Record<string, CliCommand> = {
     summary: "seed 000's whole cycle on the embedded emulator (what `npm start` runs)",
     usage: "start [--keep]",
     async run(argv) {
-      const { runStartCommand } = await import("./main-job/cli.js");
+      const { runStartCommand } = await import("./main-job/index.js");
       return runStartCommand(argv);
     },
   },
@@ -70,7 +70,7 @@ const commands: Record<string, CliCommand> = {
     summary: "run a sandbox lifecycle through the real SDK, then the worker provider, against the emulator",
     usage: "demo",
     async run() {
-      const { runEmulatorDemo } = await import("./emulator/demo.js");
+      const { runEmulatorDemo } = await import("./emulator-demo.js");
       const { runProviderDemo } = await import("./provider-demo.js");
       await runEmulatorDemo();
       await runProviderDemo();

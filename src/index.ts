@@ -9,11 +9,15 @@ import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { registerStatusMethod, registerVercelSandboxCli } from "./cli/index.js";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
-import { type Reclaimer, WorkerCap, withWorkerCap } from "./provider/cap/index.js";
-import { createVercelSandboxProvider, type EmbeddedBackend } from "./provider/index.js";
+import {
+  createVercelSandboxProvider,
+  type EmbeddedBackend,
+  type Reclaimer,
+  WorkerCap,
+  withWorkerCap,
+} from "./provider/index.js";
 import { parseSettings } from "./settings/index.js";
-import { capConfigured, registerWorkerCapRoutes } from "./suspend/cap-plugin.js";
-import { registerSuspend, type SuspendView } from "./suspend/index.js";
+import { capConfigured, registerSuspend, registerWorkerCapRoutes, type SuspendView } from "./suspend/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
 

@@ -2,7 +2,7 @@
 // to completion. (The README's main job, `npm start`, is test/main-job.test.ts.)
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN, SETUP_CODE } from "../src/conformance/fixtures.js";
-import { runEmulatorDemo } from "../src/emulator/demo.js";
+import { runEmulatorDemo } from "../src/emulator-demo.js";
 import { runProviderDemo } from "../src/provider-demo.js";
 
 describe("the SDK walk-through", () => {

@@ -1,8 +1,7 @@
 // The pure checks of `openclaw vercel-sandbox doctor`: each turns facts (the config, a Node version, a parsed
 // profile) into a verdict with a message and, unless it passed, the remedy. The I/O checks (credentials,
 // Vercel, the gateway) are in doctor.ts.
-import { NODE_ENGINES_TEXT, satisfiesEngines } from "../provider/enrollment/index.js";
-import { egressPolicy } from "../provider/policy.js";
+import { egressPolicy, NODE_ENGINES_TEXT, satisfiesEngines } from "../provider/index.js";
 import type { ProfileSettings } from "../settings/index.js";
 import type { EnrollmentOrigin } from "./origin.js";
 import { type ProfileEntry, settingsPath } from "./profiles.js";

@@ -5,8 +5,8 @@ import { addGatewayClientOptions, callGatewayFromCli, type GatewayRpcOpts } from
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 import { resolveStateDir } from "openclaw/plugin-sdk/state-paths";
 import { messageOf } from "../infra/index.js";
-import { ImageStore } from "../preparation/store.js";
-import { LeaseLedger } from "../provider/ledger.js";
+import { ImageStore } from "../preparation/index.js";
+import { LeaseLedger } from "../provider/index.js";
 import { VercelClient } from "../vercel/index.js";
 import { renderDoctor, runDoctor } from "./doctor.js";
 import type { GatewayCall } from "./gateway.js";

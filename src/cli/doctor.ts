@@ -3,7 +3,7 @@
 // profile, which proves token, team and project together) and, if it answers, the gateway. It changes nothing.
 
 import { messageOf } from "../infra/index.js";
-import { TAG_SCOPE } from "../provider/allocation.js";
+import { TAG_SCOPE } from "../provider/index.js";
 import type { CredentialSource, ProfileSettings } from "../settings/index.js";
 import type { VercelClient } from "../vercel/index.js";
 import { defaultSecretResolver, resolveCredentials } from "../vercel/index.js";

@@ -2,9 +2,9 @@
 // (which leases its keepalive extends, the idle clock of sleep and wake). Plugin CLI commands run in their own
 // process, so they ask the running gateway for these through `openclaw gateway call`'s transport.
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
-import type { CapSnapshot } from "../provider/cap/index.js";
-import type { ClockSnapshot } from "../suspend/clock.js";
-import { dueReason, type NotifyReason, type SleepPolicy } from "../suspend/decide.js";
+import type { CapSnapshot } from "../provider/index.js";
+import type { ClockSnapshot } from "../suspend/index.js";
+import { dueReason, type NotifyReason, type SleepPolicy } from "../suspend/index.js";
 
 export const STATUS_METHOD = "vercelSandbox.status";
 

@@ -4,7 +4,7 @@
 // command still reports what it can see without it, and says how to connect.
 
 import { messageOf } from "../infra/index.js";
-import { PROVIDER_ID } from "../provider/provider.js";
+import { PROVIDER_ID } from "../provider/index.js";
 import { type GatewayStatus, STATUS_METHOD } from "./gateway-status.js";
 
 export type GatewayCall = (method: string, params: unknown) => Promise<unknown>;

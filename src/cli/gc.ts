@@ -11,10 +11,9 @@
 // the lease's allocation choice is released so it no longer pins an image.
 
 import { messageOf } from "../infra/index.js";
-import type { ImageStore } from "../preparation/store.js";
-import { leaseIdOf } from "../provider/allocation.js";
-import type { LeaseLedger, Tombstone } from "../provider/ledger.js";
-import { type AbsenceProof, ReleaseUnprovenError, releaseSandbox } from "../provider/release.js";
+import type { ImageStore } from "../preparation/index.js";
+import type { LeaseLedger, Tombstone } from "../provider/index.js";
+import { type AbsenceProof, leaseIdOf, ReleaseUnprovenError, releaseSandbox } from "../provider/index.js";
 import type { SandboxSummary } from "../vercel/index.js";
 import type { GatewayView } from "./gateway.js";
 import type { Listing } from "./sandboxes.js";

@@ -1,7 +1,8 @@
 // `openclaw vercel-sandbox images`: the warm images the store holds, base runtime images and project images (read from the gateway's state dir; the
 // gateway and this CLI share the file) and the diagnostics of the latest preparations.
-import { formatDiagnosticsTable } from "../preparation/diagnostics.js";
-import type { ImageRecord, PreparationDiagnostics } from "../preparation/types.js";
+
+import type { ImageRecord, PreparationDiagnostics } from "../preparation/index.js";
+import { formatDiagnosticsTable } from "../preparation/index.js";
 import { formatDuration, formatTable } from "./table.js";
 
 export interface ImagesReport {

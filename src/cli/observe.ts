@@ -8,7 +8,7 @@
 // once), a provision landing between the two reads would show a sandbox with no environment: a false orphan.
 // The ledger comes last: a tombstone written meanwhile is proof too, and one missing keeps the sandbox.
 
-import type { LeaseLedger } from "../provider/ledger.js";
+import type { LeaseLedger } from "../provider/index.js";
 import type { VercelClient } from "../vercel/index.js";
 import { type GatewayCall, readGateway } from "./gateway.js";
 import type { ProfileEntry } from "./profiles.js";

@@ -1,7 +1,6 @@
 // The `vercel-sandbox` profiles of an OpenClaw config (`cloudWorkers.profiles.<id>` with that provider), each
 // parsed as the provider would parse it, with the scope its sandboxes are tagged with. Pure.
-import { effectiveScope } from "../provider/allocation.js";
-import { PROVIDER_ID } from "../provider/provider.js";
+import { effectiveScope, PROVIDER_ID } from "../provider/index.js";
 import { type ProfileSettings, parseSettings, SettingsError } from "../settings/index.js";
 
 export type ProfileEntry =

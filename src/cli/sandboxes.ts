@@ -3,7 +3,7 @@
 // inside the gateway process, which a CLI process cannot see (and must not start a second one of).
 
 import { messageOf } from "../infra/index.js";
-import { TAG_SCOPE } from "../provider/allocation.js";
+import { TAG_SCOPE } from "../provider/index.js";
 import type { SandboxSummary, VercelClient, VercelProject } from "../vercel/index.js";
 import { CredentialsError, VercelApiError } from "../vercel/index.js";
 import type { ProfileEntry } from "./profiles.js";

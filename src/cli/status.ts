@@ -1,8 +1,9 @@
 // `openclaw vercel-sandbox status`: our leases joined from three places — the environments the gateway holds,
 // the sandboxes Vercel lists under our scope tags, and the lease ledger's tombstones — with the gateway's
 // in-process keepalive and idle clock. `buildStatus` is the pure join; `renderStatus` the table.
-import { leaseIdOf, sandboxNameOf } from "../provider/allocation.js";
-import type { Tombstone } from "../provider/ledger.js";
+
+import type { Tombstone } from "../provider/index.js";
+import { leaseIdOf, sandboxNameOf } from "../provider/index.js";
 import type { GatewayView } from "./gateway.js";
 import type { IdleStatus } from "./gateway-status.js";
 import type { Listing } from "./sandboxes.js";

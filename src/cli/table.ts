@@ -3,7 +3,7 @@
 // sandbox name or an error message must not be able to move the cursor or recolour the operator's terminal.
 // A line break is the one control character with a meaning we keep: the text goes on, on its own line,
 // indented under where it started (JSON output keeps the "\n" in its strings).
-import { printable } from "../preparation/diagnostics.js";
+import { printable } from "../preparation/index.js";
 
 export interface Column<T> {
   header: string;

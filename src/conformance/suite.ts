@@ -3,8 +3,8 @@
 // real Vercel project with VERCEL_SANDBOX_LIVE=1. Fault-injection specs run only where the target can inject.
 import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
-import { sandboxNameOf } from "../provider/allocation.js";
 import type { EnrollmentContext, VercelSandboxProvider, VercelSandboxProviderOptions } from "../provider/index.js";
+import { sandboxNameOf } from "../provider/index.js";
 import { BOOTSTRAP_TOKEN, enrollingOptions, operationId, SETUP_CODE } from "./fixtures.js";
 
 const NO_REQUEST_COUNT =

@@ -12,7 +12,7 @@
 // addresses asked for or resolved, and the host's own, so `[::ffff:7f00:1]` or `0x7f.1` is 127.0.0.1.
 import type { LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
-import { embeddedIpv4, ipLiteral, parseHost, parseSubnet } from "./ip-literal.js";
+import { embeddedIpv4, ipLiteral, parseHost, parseSubnet } from "../infra/index.js";
 
 type Json = Record<string, unknown>;
 

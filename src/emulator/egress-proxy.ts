@@ -15,12 +15,11 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { type Server, type Socket, connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
+import { HostSpellingError, hostAddresses, type ParsedHost, parseHost } from "../infra/index.js";
 import type { InterceptCertificates } from "./egress-certs.js";
 import { createInterceptor, type InterceptTarget } from "./egress-intercept.js";
 import { allowedAddresses, egressRules, hostAllowed, worthResolving } from "./egress-policy.js";
 import { rulesFor } from "./egress-rules.js";
-import { hostAddresses } from "./host-addresses.js";
-import { HostSpellingError, type ParsedHost, parseHost } from "./ip-literal.js";
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const LOOKUP_TIMEOUT_MS = 10_000;

@@ -10,8 +10,8 @@
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
+import { hostAddresses } from "../infra/index.js";
 import { directDestinations, egressRules, namesAnyAddress } from "./egress-policy.js";
-import { hostAddresses } from "./host-addresses.js";
 import type { SessionRecord } from "./registry.js";
 
 const run = promisify(execFile);

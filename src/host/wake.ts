@@ -5,7 +5,7 @@
 // this host cannot schedule it (too far ahead for its scheduler, or past the session deadline): never dropped.
 import path from "node:path";
 import { Value } from "@sinclair/typebox/value";
-import { DamagedFileError, DurableFile } from "../infra/durable-file.js";
+import { DamagedFileError, DurableFile } from "../infra/index.js";
 import { type WakeNotification, type WakeSnapshot, WakeSnapshotSchema } from "../protocol/index.js";
 
 export interface KeptWake {

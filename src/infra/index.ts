@@ -1,6 +1,6 @@
 // The door of the shared infrastructure every room above stands on and none owns: redaction (one place, on
-// every path out), crash-safe JSON files of our own state, the worker types OpenClaw's contract implies, and a
-// private CA's certificates.
+// every path out), crash-safe JSON files of our own state, the worker types OpenClaw's contract implies, a
+// private CA's certificates, temp dirs a process owns, and the host's own addresses in one spelling.
 export { type CertificateRequest, type IssuedCertificates, issueCertificates } from "./certificates.js";
 export {
   DamagedFileError,
@@ -10,6 +10,9 @@ export {
   type DurableFs,
   type DurableLogger,
 } from "./durable-file.js";
+export { hostAddresses } from "./host-addresses.js";
+export { embeddedIpv4, HostSpellingError, ipLiteral, type ParsedHost, parseHost, parseSubnet } from "./ip-literal.js";
+export { createOwnedTempDir, isAlive, type OwnedTempDir, ownerPidOf } from "./owned-temp-dir.js";
 export { forgetSecrets, knownSecretCount, messageOf, redact, registerSecret } from "./redact.js";
 export type {
   ExecutionMode,

@@ -7,8 +7,7 @@
 import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { promisify } from "node:util";
-import { isAlive } from "../emulator/data-dir.js";
-import { hostAddresses } from "../emulator/host-addresses.js";
+import { hostAddresses, isAlive } from "../infra/index.js";
 
 const run = promisify(execFile);
 

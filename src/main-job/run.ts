@@ -3,8 +3,8 @@
 // over; the second must reuse the warm VM2; idle then puts VM1 to sleep, and the third message wakes it.
 import { randomBytes, randomInt } from "node:crypto";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
-import { createOwnedTempDir } from "../emulator/data-dir.js";
-import { listCheckpoints } from "../host/vm.js";
+import { listCheckpoints } from "../host/index.js";
+import { createOwnedTempDir } from "../infra/index.js";
 import {
   expectedProof,
   gatewayInstance,

@@ -1,20 +1,10 @@
-// The door of the provider room: the factory the plugin registers, and the types tests and hosts need.
+// The door of the provider room for the other rooms: everything the package publishes (public.ts), and what
+// sibling rooms need besides.
 
-export { type ProfileSettings, ProfileSettingsSchema, parseSettings, SettingsError } from "../settings/index.js";
-export type {
-  Credentials,
-  EmbeddedBackend,
-  SandboxHandle,
-  SandboxSdk,
-  SecretResolver,
-  VercelClientOptions,
-} from "../vercel/index.js";
-export {
-  createVercelSandboxProvider,
-  type EnrollmentContext,
-  type NodeEnroller,
-  PROVIDER_ID,
-  type ProvisionStep,
-  type VercelSandboxProvider,
-  type VercelSandboxProviderOptions,
-} from "./provider.js";
+export { effectiveScope, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
+export { type CapSnapshot, type CapWorker, type Reclaimer, WorkerCap, withWorkerCap } from "./cap/index.js";
+export { NODE_ENGINES_TEXT, satisfiesEngines } from "./enrollment/index.js";
+export { LeaseLedger, type Tombstone } from "./ledger.js";
+export { egressPolicy } from "./policy.js";
+export * from "./public.js";
+export { type AbsenceProof, ReleaseUnprovenError, releaseSandbox } from "./release.js";

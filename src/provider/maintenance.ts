@@ -9,9 +9,8 @@
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { MaintainContext, ProviderLogger } from "../infra/index.js";
 import { messageOf } from "../infra/index.js";
-import { profileKeyOf } from "../preparation/key.js";
-import { maintainImages, type RetentionProfile } from "../preparation/retention.js";
-import type { ImageStore } from "../preparation/store.js";
+import type { ImageStore } from "../preparation/index.js";
+import { maintainImages, profileKeyOf, type RetentionProfile } from "../preparation/index.js";
 import { type ProfileSettings, VCPU_CHOICES } from "../settings/index.js";
 import type { VercelProject } from "../vercel/index.js";
 import { effectiveScope, leaseIdOf, TAG_SCOPE } from "./allocation.js";

@@ -4,7 +4,7 @@
 // each reads on its own.
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { ProviderLogger } from "../infra/index.js";
-import { ImageStore } from "../preparation/store.js";
+import { ImageStore } from "../preparation/index.js";
 import type { ProfileSettings } from "../settings/index.js";
 import { BackendUnavailableError, VercelClient, type VercelProject } from "../vercel/index.js";
 import { type Allocation, AllocationError, allocate } from "./allocation.js";

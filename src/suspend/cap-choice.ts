@@ -3,7 +3,7 @@
 // least recently active worker that is placed and idle (no run or model call in flight for any of its
 // sessions). A worker still being placed, or one whose session cannot be named (so core could not reconcile
 // it through `sessions.reclaim`), is never chosen.
-import type { CapWorker } from "../provider/cap/index.js";
+import type { CapWorker } from "../provider/index.js";
 import type { SessionState } from "./sessions.js";
 import type { SessionRef } from "./workers.js";
 

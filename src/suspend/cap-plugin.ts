@@ -13,7 +13,7 @@ import {
   type WorkersResult,
   WorkersResultSchema,
 } from "../protocol/index.js";
-import type { Reclaimer } from "../provider/cap/index.js";
+import type { Reclaimer } from "../provider/index.js";
 import { CapService, createCapRoutes } from "./cap-routes.js";
 import { GatewayLoopback, LoopbackError, type LoopbackTarget, readCertificate } from "./loopback.js";
 import { SessionActivity } from "./sessions.js";

@@ -14,8 +14,8 @@ import { type AddressInfo, createServer as createTcpServer, connect as tcpConnec
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allowedAddresses, directDestinations, egressRules, isHostAddress } from "../../src/emulator/egress-policy.js";
 import { serveEgressProxy } from "../../src/emulator/egress-proxy.js";
-import { hostAddresses } from "../../src/emulator/host-addresses.js";
-import { HostSpellingError, parseHost, parseSubnet } from "../../src/emulator/ip-literal.js";
+import { hostAddresses } from "../../src/infra/host-addresses.js";
+import { HostSpellingError, parseHost, parseSubnet } from "../../src/infra/ip-literal.js";
 import { connect, SDKS, useEmulator } from "./harness.js";
 
 /** Spellings of an IPv4 address, each read by WHATWG URL and by inet_aton as that address. */

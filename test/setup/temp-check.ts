@@ -8,7 +8,7 @@
 import { chmod, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createOwnedTempDir } from "../../src/emulator/data-dir.js";
+import { createOwnedTempDir } from "../../src/infra/owned-temp-dir.js";
 import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
 
 const RUN_PREFIX = "vsb-vitest-";

@@ -4,7 +4,7 @@
 // worker is reclaimed through the gateway first (still under the lock, so no other placement takes the freed
 // slot), and when nothing is idle the placement is refused at once. A reservation is released when its
 // provision fails, and a lease stops counting once its destroy resolved (release proven).
-import type { ProviderLogger } from "../../infra/worker-types.js";
+import type { ProviderLogger } from "../../infra/index.js";
 import { WorkerCapReachedError, WorkerCapReclaimError } from "./errors.js";
 import type { Reclaimer } from "./types.js";
 

@@ -6,7 +6,7 @@
 import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { messageOf } from "../../infra/index.js";
-import { DeclaredPreparationError, ImageRefusedError } from "../../preparation/prepare.js";
+import { DeclaredPreparationError, ImageRefusedError } from "../../preparation/index.js";
 import type { ProviderParts } from "../parts.js";
 import { failProvision } from "../steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";

@@ -8,10 +8,17 @@
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { NodeRuntimePreparation } from "../../infra/index.js";
 import { registerSecret } from "../../infra/index.js";
-import { baseKeyOf, imageKeyOf, profileKeyOf } from "../../preparation/key.js";
-import { ImageRefusedError, type PrepareOutcome, prepareProject } from "../../preparation/prepare.js";
-import { type ImageStore, ImageUnusableError } from "../../preparation/store.js";
-import type { AllocationChoice, ImageRecord } from "../../preparation/types.js";
+import type { AllocationChoice, ImageRecord } from "../../preparation/index.js";
+import {
+  baseKeyOf,
+  ImageRefusedError,
+  type ImageStore,
+  ImageUnusableError,
+  imageKeyOf,
+  type PrepareOutcome,
+  prepareProject,
+  profileKeyOf,
+} from "../../preparation/index.js";
 import type { SandboxBox, SandboxHandle } from "../../vercel/index.js";
 import { isFailure } from "../../vercel/index.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";

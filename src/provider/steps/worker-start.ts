@@ -4,8 +4,7 @@
 // checkout; they never enter an image (capture happened before enrollment). A failure is the recipe's:
 // a visible dispatch error once the sandbox is released.
 import { planPhases } from "../../devcontainer/index.js";
-import { runPhases } from "../../preparation/commands.js";
-import { DeclaredPreparationError, type PrepareOutcome } from "../../preparation/prepare.js";
+import { DeclaredPreparationError, type PrepareOutcome, runPhases } from "../../preparation/index.js";
 import type { SandboxHandle } from "../../vercel/index.js";
 import type { ProvisionRun } from "./run.js";
 

@@ -1,0 +1,9 @@
+// The door of warm-image preparation (the I/O half beside the pure devcontainer engine): preparing a lease's
+// project on its box, the warm-image store and its retention, image keys, and the diagnostics the CLI shows.
+export { runPhases } from "./commands.js";
+export { formatDiagnosticsTable, printable } from "./diagnostics.js";
+export { baseKeyOf, imageKeyOf, profileKeyOf } from "./key.js";
+export { DeclaredPreparationError, ImageRefusedError, type PrepareOutcome, prepareProject } from "./prepare.js";
+export { maintainImages, type RetentionProfile } from "./retention.js";
+export { ImageStore, ImageUnusableError } from "./store.js";
+export type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
