@@ -52,6 +52,10 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
   const verified = await verifyWakeNotification({ secret, headers: req.headers, body, nonces: new MemoryNonceStore() });
   if (!verified.ok) return res.writeHead(401).end(verified.reason);
   const outcome = await wakes().accept(verified.notification);
+  const n = verified.notification;
+  process.stderr.write(
+    `[scheduled wake] host got ${n.instanceId.slice(0, 8)} r${n.snapshot.revision} ${JSON.stringify(n.snapshot.wakes).slice(0, 200)} → ${outcome}\n`,
+  );
   received.push(verified.notification);
   bodies.push(body);
   res.writeHead(outcome === "accepted" ? 200 : 409).end(outcome);

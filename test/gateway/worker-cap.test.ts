@@ -1,8 +1,10 @@
 // Issue 23, the worker cap (`maxWorkers`) on the real gateway: the packed plugin in openclaw@2026.9.2 bound to a
 // TLS test host, `vercel-sandbox` profiles on the emulator (warm images off), sessions on managed worktrees of a
 // small repository dispatched to them as the host does. With maxWorkers 1 a second conversation's placement
-// reclaims the first through the gateway (its sandbox deleted, the file written on its worker reconciled into
-// its worktree) and the first's next placement reclaims the second; a conversation in an active turn is never
+// starts the reclaim of the first through the gateway and is refused, retryable (OpenClaw 2026.9.2 runs a reclaim
+// only once no placement is in flight, so it cannot finish inside the placement that needs it); the first's
+// sandbox goes, the file written on its worker is reconciled into its worktree, and the retry is placed; the
+// first's next placement does the same to the second; a conversation in an active turn is never
 // reclaimed: the other's placement is refused at once. With maxWorkers 3, ten concurrent placements never have
 // more than three sandboxes at any sampled instant, leave none behind and create no lease twice.
 import { execFile } from "node:child_process";
@@ -94,7 +96,10 @@ beforeAll(async () => {
   await git("add", "-A");
   await git("commit", "-q", "-m", "cap spec repository");
   const baseUrl = await model.start();
-  await harness.installPlugin(await harness.packPlugin());
+  // OPENCLAW_TEST_PLUGIN_DIR: a built copy of the package to install instead of this tree (a tree others keep
+  // editing never holds still long enough for its build to be fresh).
+  const pluginDir = process.env.OPENCLAW_TEST_PLUGIN_DIR;
+  await harness.installPlugin(await (pluginDir ? harness.packPlugin(pluginDir) : harness.packPlugin()));
   const settings = { ...emulatorSettings(api), warmImage: false };
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
@@ -125,7 +130,7 @@ afterAll(async () => {
 }, 180_000);
 
 describe("maxWorkers 1: one warm worker, moved between conversations through the gateway", () => {
-  it("the second conversation reclaims the first (sandbox gone, workspace reconciled); the first's next placement reclaims the second", {
+  it("the second conversation reclaims the first (sandbox gone, workspace reconciled), then is placed on retry; the first's next placement reclaims the second", {
     timeout: 2_400_000,
   }, async () => {
     await createSession(A, "cap-a");
@@ -136,11 +141,19 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     // A file the agent could have written on A's worker, in its workspace (the copy of the worktree).
     const written = await onWorker(
       first as string,
-      `f=$(grep -rl --include=README.md 'cap spec repository' / 2>/dev/null | grep -v '^/proc' | head -1); d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"`,
+      `f=$(grep -rl --include=README.md 'cap spec repository' /home 2>/dev/null | head -1); d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"`,
     );
     expect(written).not.toBe("");
     expect(await findInState(MARKER)).toEqual([]);
 
+    // At the cap: B's placement starts the reclaim of A (idle) and is refused, retryable, saying so (OpenClaw runs
+    // a reclaim only once no placement is in flight); the host's retry then finds the slot free.
+    const refused = await place(B);
+    expect(refused.code).not.toBe(0);
+    expect(refused.text).toContain("maxWorkers 1 reached; the least recently active idle worker");
+    await waitFor("A's sandbox to be released", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 600_000,
+    });
     await placed(B);
     const afterB = await sandboxNames();
     expect(afterB).toHaveLength(1);
@@ -151,6 +164,11 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     );
     expect(reconciled.length).toBeGreaterThan(0);
 
+    const refusedA = await place(A);
+    expect(refusedA.text).toContain("is being reclaimed through the gateway");
+    await waitFor("B's sandbox to be released", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 600_000,
+    });
     await placed(A);
     const afterA = await sandboxNames();
     expect(afterA).toHaveLength(1);

@@ -36,3 +36,21 @@ export class WorkerCapReclaimError extends WorkerProviderError {
     );
   }
 }
+
+/** The cap is full and an idle worker is being reclaimed through the gateway for this placement: retry shortly. */
+export class WorkerCapReclaimingError extends WorkerProviderError {
+  override readonly name = "WorkerCapReclaimingError";
+  readonly retryable = true;
+  readonly retryAfterMs = 5_000;
+
+  constructor(
+    readonly maxWorkers: number,
+    among: string,
+  ) {
+    super(
+      `vercel-sandbox: maxWorkers ${maxWorkers} reached; the least recently active idle worker (${among}) is being ` +
+        "reclaimed through the gateway (its workspace reconciled first), which OpenClaw runs only once no placement " +
+        "is in flight. Retry this placement in a few seconds; nothing was allocated",
+    );
+  }
+}

@@ -1,12 +1,13 @@
 // The worker cap's bookkeeping: which leases count against `maxWorkers` (allocated ones, and reservations of
 // placements still being allocated), and the admission rule, run under one lock so concurrent placements are
 // decided one at a time: a placement under the cap reserves a slot; at the cap, the least recently active idle
-// worker is reclaimed through the gateway first (still under the lock, so no other placement takes the freed
-// slot), and when nothing is idle the placement is refused at once. A reservation is released when its
+// worker is reclaimed through the gateway (started by the placement that found the cap full, which is refused
+// with a retryable error saying so: core cannot reclaim while that placement is in flight, see #makeRoom), and
+// when nothing is idle the placement is refused at once. A reservation is released when its
 // provision fails, and a lease stops counting once its destroy resolved (release proven).
 import type { ProviderLogger } from "../../infra/index.js";
-import { WorkerCapReachedError, WorkerCapReclaimError } from "./errors.js";
-import type { Reclaimer } from "./types.js";
+import { WorkerCapReachedError, WorkerCapReclaimError, WorkerCapReclaimingError } from "./errors.js";
+import type { CapWorker, Reclaimer } from "./types.js";
 
 export type Admission = "replay" | "reserved";
 
@@ -28,6 +29,8 @@ export class WorkerCap {
   readonly #counted = new Map<string, CountedLease>();
   #seeded = false;
   #lastMax: number | null = null;
+  /** A reclaim started by a refused placement, still under way (what it reclaims among, for the message). */
+  #reclaiming: { among: string; done: Promise<void> } | undefined;
 
   constructor(
     private readonly reclaimer: () => Reclaimer | undefined,
@@ -75,32 +78,62 @@ export class WorkerCap {
     };
   }
 
-  /** Reclaims idle workers until a slot is free, or refuses. Runs under the lock. */
+  /**
+   * At the cap, under the lock. OpenClaw 2026.9.2 runs `sessions.reclaim` as an exclusive placement operation: it
+   * waits until no dispatch is in flight, and the placement asking for a slot is one, so a reclaim awaited here
+   * would never finish. The reclaim of the least recently active idle worker is therefore started here and runs
+   * once this placement has failed (retryable, saying so); the placement that retries finds the slot free. While a
+   * reclaim is under way every placement at the cap is refused the same way, so no second one is started.
+   */
   async #makeRoom(maxWorkers: number): Promise<void> {
-    while (this.#counted.size >= maxWorkers) {
-      // A reserved lease is still being placed: never a candidate (it is busy by definition).
-      const live = [...this.#counted.values()].filter((c) => c.phase === "live").map((c) => c.leaseId);
-      const reclaimer = this.reclaimer();
-      if (live.length === 0) throw new WorkerCapReachedError(maxWorkers, this.#counted.size, this.#counted.size);
-      if (!reclaimer) throw new WorkerCapReclaimError(maxWorkers, "the plugin's gateway routes are not registered");
-      let outcome: Awaited<ReturnType<Reclaimer["reclaimOne"]>>;
-      try {
-        outcome = await reclaimer.reclaimOne(live);
-      } catch (error) {
-        throw new WorkerCapReclaimError(maxWorkers, (error as Error).message);
-      }
-      if (outcome.status === "busy") {
-        throw new WorkerCapReachedError(
-          maxWorkers,
-          this.#counted.size,
-          this.#counted.size - live.length + outcome.busy,
-        );
-      }
-      this.logger.info?.(
-        `vercel-sandbox: maxWorkers ${maxWorkers} reached; reclaimed idle worker ${outcome.worker.leaseId} (sessions: ${outcome.worker.sessions.join(", ") || "none"})`,
-      );
-      this.#counted.delete(outcome.worker.leaseId);
+    if (this.#counted.size < maxWorkers) return;
+    if (this.#reclaiming) throw new WorkerCapReclaimingError(maxWorkers, this.#reclaiming.among);
+    // A reserved lease is still being placed: never a candidate (it is busy by definition).
+    const live = [...this.#counted.values()].filter((c) => c.phase === "live").map((c) => c.leaseId);
+    const reclaimer = this.reclaimer();
+    if (live.length === 0) throw new WorkerCapReachedError(maxWorkers, this.#counted.size, this.#counted.size);
+    if (!reclaimer) throw new WorkerCapReclaimError(maxWorkers, "the plugin's gateway routes are not registered");
+    let workers: CapWorker[];
+    try {
+      workers = await reclaimer.workers();
+    } catch (error) {
+      throw new WorkerCapReclaimError(maxWorkers, (error as Error).message);
     }
+    const idle = workers.filter((w) => live.includes(w.leaseId) && !w.busy).map((w) => w.leaseId);
+    if (idle.length === 0) {
+      const busy = this.#counted.size - live.length + workers.filter((w) => live.includes(w.leaseId) && w.busy).length;
+      throw new WorkerCapReachedError(maxWorkers, this.#counted.size, busy);
+    }
+    const among = `${idle.length} idle of ${live.length}`;
+    const done = reclaimer
+      .reclaimOne(idle)
+      .then((outcome) => {
+        if (outcome.status === "reclaimed") {
+          this.#counted.delete(outcome.worker.leaseId);
+          this.logger.info?.(
+            `vercel-sandbox: maxWorkers ${maxWorkers} reached; reclaimed idle worker ${outcome.worker.leaseId} (sessions: ${outcome.worker.sessions.join(", ") || "none"})`,
+          );
+        } else {
+          this.logger.warn(
+            `vercel-sandbox: maxWorkers ${maxWorkers}: no idle worker could be reclaimed (${outcome.busy} busy)`,
+          );
+        }
+      })
+      .catch((error: unknown) => {
+        this.logger.warn(
+          `vercel-sandbox: maxWorkers ${maxWorkers}: reclaiming an idle worker failed: ${(error as Error).message}`,
+        );
+      })
+      .finally(() => {
+        if (this.#reclaiming?.done === done) this.#reclaiming = undefined;
+      });
+    this.#reclaiming = { among, done };
+    throw new WorkerCapReclaimingError(maxWorkers, among);
+  }
+
+  /** Resolves once no reclaim is under way (tests, and a caller that wants to retry right after it). */
+  async reclaimSettled(): Promise<void> {
+    await this.#reclaiming?.done;
   }
 
   /** After a gateway restart, workers placed by the earlier process count too: learned once, from the gateway. */
