@@ -4,15 +4,18 @@
 // count, or a time set against another measured in the same run; nothing here fails on time.
 // Sizes: BENCH_RUNS (samples per timed figure, default 50), BENCH_DISTINCT / BENCH_SAME (concurrent
 // provisions, default 50 / 20), BENCH_LEASES (tracked leases for memory, default 50), BENCH_SUSPEND_RUNS
-// (suspend/resume cycles, default 7), BENCH_WARM_PAIRS (projects provisioned cold then warm, default 5).
+// (suspend/resume cycles, default 7), BENCH_WARM_PAIRS (projects provisioned cold then warm, default 5),
+// BENCH_BASE_SAMPLES (cold new project then base-started new project, default 3; BENCH_RUNTIME=fixture for an
+// offline, dependency-free runtime archive), BENCH_ONLY=base (that section alone).
 // BENCH_GATEWAY=0 skips the real-gateway section (memory inside the gateway, suspend).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalSandboxApi } from "../dist/emulator/index.js";
-import { formattedJson, markdown } from "./lib/report.mjs";
+import { baseColdMarkdown, formattedJson, markdown } from "./lib/report.mjs";
 import { round } from "./lib/stats.mjs";
+import { baseVsCold } from "./sections/base.mjs";
 import { concurrency } from "./sections/concurrency.mjs";
 import { emulatorCost } from "./sections/emulator.mjs";
 import { onRealGateway } from "./sections/gateway.mjs";
@@ -54,6 +57,20 @@ const record = {
   },
   runs,
 };
+if (process.env.BENCH_ONLY === "base") {
+  const samples = size("BENCH_BASE_SAMPLES", 3);
+  step(`new project, base image present vs cold, ${samples} samples`);
+  try {
+    record.baseCold = await baseVsCold(api, samples);
+  } finally {
+    await api.close();
+  }
+  record.machine.loadAverage1m.end = round(loadavg()[0]);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${formattedJson(record)}\n`);
+  process.stdout.write(`${baseColdMarkdown(record.baseCold)}\n\nJSON: ${out}\n`);
+  process.exit(0);
+}
 try {
   step("round trips");
   record.roundTrips = await roundTrips(api);
@@ -61,6 +78,9 @@ try {
   step(`warm vs cold provision, ${pairs} projects`);
   record.warmCold = await warmVsCold(api, pairs);
   record.roundTrips.rows.push(warmProvisionRow(record.warmCold.warm));
+  const baseSamples = size("BENCH_BASE_SAMPLES", 3);
+  step(`new project, base image present vs cold, ${baseSamples} samples`);
+  record.baseCold = await baseVsCold(api, baseSamples);
   step(`plugin overhead vs process-per-call, ${runs} runs`);
   record.overhead = await overhead(api, runs);
   step("concurrency");

@@ -19,12 +19,12 @@ const HOME = "/home/vercel-sandbox";
 
 /**
  * Starts the stand-in gateway. `connection` reaches the emulator for the gateway's own reads (the device
- * wait); those requests are the gateway's, not the plugin's.
+ * wait); those requests are the gateway's, not the plugin's. `runtimeArtifact` replaces the fixture archive.
  */
-export async function startEnrollmentGateway(connection) {
+export async function startEnrollmentGateway(connection, runtimeArtifact) {
   const { packFixture, selfSigned } = await enrollmentFixtures();
   const dir = mkdtempSync(join(tmpdir(), "bench-gateway-"));
-  const artifact = packFixture(VERSION);
+  const artifact = runtimeArtifact ?? packFixture(VERSION);
   // Its bytes do not matter to the provider, only its digest: the runtime action publishes it as it is.
   const workerBytes = randomBytes(4096);
   const worker = { bytes: workerBytes, sha256: createHash("sha256").update(workerBytes).digest("hex") };

@@ -59,6 +59,48 @@ function warmCold(out, { recipe, goal, pairs, cold, warm, ratio }) {
   );
 }
 
+/** The base-image figure alone (`BENCH_ONLY=base`). */
+export function baseColdMarkdown(figure) {
+  const out = [];
+  baseCold(out, figure);
+  return out.join("\n").trim();
+}
+
+function baseCold(out, figure) {
+  if (!figure) return;
+  const { recipe, runtime, goal, samples, cold, base, ratio, met } = figure;
+  out.push(
+    "",
+    `**New project: base runtime image present vs cold** (real bootstrap; runtime archive: ${runtime.kind === "real" ? `openclaw 2026.9.2's ${runtime.dependencies} dependencies from the registry` : "dependency-free fixture"}; ` +
+      `recipe \`${JSON.stringify(recipe)}\`; ${samples} samples on an empty store; wall ms = median; ` +
+      `goal base <= ${goal.wallMs / 1000} s and <= ${percent(goal.ratio)} of cold)`,
+    "",
+  );
+  const row = (label, r) => [label, r.wallMs, r.requests, r.creates, r.runtimeDownloads, r.baseImage, r.captured];
+  out.push(
+    table(
+      [
+        "provision",
+        "wall ms",
+        "requests",
+        "create requests",
+        "runtime downloads",
+        "base image",
+        "project image captured",
+      ],
+      [
+        row(`cold (${cold.start}, ${cold.event})`, cold),
+        row(`new project, base image present (${base.start}, ${base.event})`, base),
+        ["base / cold", percent(ratio.wall), percent(ratio.requests), "", "", "", ""],
+      ],
+    ),
+  );
+  out.push(
+    "",
+    `The goal is ${met ? "met" : "not met"}. Samples ms: cold ${cold.samplesMs.join(", ")}; base ${base.samplesMs.join(", ")}.`,
+  );
+}
+
 function suspendFigure(out, suspend) {
   out.push("", "**Suspend**: POST /vercel-sandbox/v1/suspend → ready on an idle real gateway, then resume", "");
   if (suspend.skipped || suspend.failed) {
@@ -124,6 +166,7 @@ export function markdown(record) {
     ),
   );
   warmCold(out, record.warmCold);
+  baseCold(out, record.baseCold);
   out.push(
     "",
     `**Plugin overhead** (wall time minus the emulator's service time, ms, p50 / p95 over ${record.runs} runs) ` +

@@ -22,7 +22,7 @@ export interface BaseInput {
   runtime: NodeRuntimePreparation;
   imageExpirationMs: number;
   installRuntime: (box: SandboxBox, runtime: NodeRuntimePreparation, signal: AbortSignal) => Promise<void>;
-  openEgress: (hostsOf: { runtimeUrl?: string }) => Promise<void>;
+  openEgress: (on: { sandbox: SandboxHandle; runtimeUrl?: string }) => Promise<void>;
   /** Told of each step with its duration as it ends (progress). */
   progress: (step: string, ms: number) => void;
   signal: AbortSignal;
@@ -50,7 +50,7 @@ export async function timed<T>(progress: (step: string, ms: number) => void, ste
 
 export async function installBase(input: BaseInput): Promise<BaseOutcome> {
   const { box, signal, store, progress, current } = input;
-  await input.openEgress({ runtimeUrl: input.runtime.nodeBootstrap.url });
+  await input.openEgress({ sandbox: input.sandbox, runtimeUrl: input.runtime.nodeBootstrap.url });
   await timed(progress, "runtime install", () => input.installRuntime(box, input.runtime, signal));
   current();
   const baseline = await timed(progress, "runtime measurement", () => measureRuntime(box, signal));

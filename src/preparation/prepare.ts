@@ -84,7 +84,7 @@ export interface PrepareInput {
   progress?: (step: string, ms: number) => void;
   installRuntime: (box: SandboxBox, runtime: NodeRuntimePreparation, signal: AbortSignal) => Promise<void>;
   /** Opens the sandbox's egress for preparation: the package registry, the profile's additions, these hosts. */
-  openEgress: (hostsOf: { runtimeUrl?: string }) => Promise<void>;
+  openEgress: (on: { sandbox: SandboxHandle; runtimeUrl?: string }) => Promise<void>;
   signal?: AbortSignal;
   now?: () => number;
 }
@@ -195,7 +195,7 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   const phases = planPhases(recipe, event);
   // Egress opens only for work that needs it (the recipe's commands, the runtime download): a warm start at
   // the same commit never changes the policy before enrollment does.
-  if (phases.length > 0) await input.openEgress({});
+  if (phases.length > 0) await input.openEgress({ sandbox });
   const ran = await timed(progress, "recipe", () => runPhases(phases, recipe, { box, cwd: synced.checkout, signal }));
   current();
   diagnostics.phases = ran.reports.map(({ outputTail: _tail, reason: _reason, ...report }) => report);

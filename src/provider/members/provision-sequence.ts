@@ -11,6 +11,7 @@ import type { ProviderParts } from "../parts.js";
 import { failProvision } from "../steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";
 import { enrollNode } from "../steps/enroll.js";
+import { phase } from "../steps/progress.js";
 import type { ProvisionRun } from "../steps/run.js";
 import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice } from "../steps/warm-images.js";
 import { startWorker } from "../steps/worker-start.js";
@@ -36,18 +37,27 @@ export async function provisionSequence(
   try {
     const mark = await ledger.enrolled(leaseId);
     const enrolled = mark ? await adoptEnrolled(run, steps) : undefined;
-    start = enrolled ? undefined : await chooseStart(run, warmImages);
+    start = enrolled ? undefined : await phase(steps, leaseId, "allocate", () => chooseStart(run, warmImages));
+    const chosen = start;
     let sandbox =
       enrolled ??
-      (await createOrAdopt(run, steps, imageOf(start)).catch(async (error: unknown) => {
-        throw await imageGone(error, start, warmImages);
-      }));
+      (await phase(steps, leaseId, "create or adopt", () => createOrAdopt(run, steps, imageOf(chosen))).catch(
+        async (error: unknown) => {
+          throw await imageGone(error, chosen, warmImages);
+        },
+      ));
     signal?.throwIfAborted();
-    const prepared = start ? await prepareStep(run, steps, sandbox, start, warmImages) : undefined;
+    const created = sandbox;
+    const prepared = chosen
+      ? await phase(steps, leaseId, "preparation", () => prepareStep(run, steps, created, chosen, warmImages))
+      : undefined;
     sandbox = prepared?.sandbox ?? sandbox;
-    const node = await enrollNode(run, steps, sandbox, enroll, enrolled ? mark?.gateway : undefined);
+    const enrolledOn = sandbox;
+    const node = await phase(steps, leaseId, "enrollment", () =>
+      enrollNode(run, steps, enrolledOn, enroll, enrolled ? mark?.gateway : undefined),
+    );
     if (start) await warmImages.store.advanceChoice(leaseId, "enrolled");
-    if (prepared) await startWorker(run, sandbox, prepared);
+    if (prepared) await phase(steps, leaseId, "worker start", () => startWorker(run, enrolledOn, prepared));
     await ledger.markEnrolled(leaseId, sandboxName, node.gateway);
     renewal.arm(leaseId, sandboxName, request.settings);
     return { leaseId, sharedHost: false, node: { deviceId: node.deviceId } };

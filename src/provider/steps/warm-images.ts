@@ -191,11 +191,11 @@ async function prepareOn(
     created: run.created === true,
     progress: (step, ms) => context.logger.info?.(`vercel-sandbox ${leaseId}: ${step} ${ms} ms`),
     installRuntime: (box, runtime, signal) => images.installRuntime(leaseId, box, runtime, signal),
-    openEgress: async ({ runtimeUrl }) => {
+    openEgress: async ({ sandbox: current, runtimeUrl }) => {
       if (run.settings.networkPolicy === "allow-all") return;
       const gateway = runtimeUrl ? gatewayHostOf(runtimeUrl) : undefined;
       const policy = egressPolicy(run.settings, gateway ? [gateway] : [], "bootstrap");
-      await run.project.updateNetworkPolicy(sandbox, policy, run.options.signal);
+      await run.project.updateNetworkPolicy(current, policy, run.options.signal);
     },
     signal: run.options.signal,
   });

@@ -1,0 +1,197 @@
+// Issue 21's base runtime images on the emulator, with the real provider, SDK, bootstrap and OpenClaw's own
+// project preparation. The first cold worker captures the base image of its (runtime digests, shape) key right
+// after the runtime install, before any recipe; a new project's first worker starts from it and installs no
+// runtime (the emulator's command log and the gateway's downloads prove it); a changed runtime digest builds a
+// new base image and never reuses the old one; concurrent cold workers capture one base image per key; no
+// image holds a secret or anything an agent command wrote on a worker.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Sandbox } from "@vercel/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ImageStore } from "../../src/preparation/store.js";
+import { sandboxNameOf } from "../../src/provider/allocation.js";
+import type { Artifact } from "../provider/fixtures/artifact.js";
+import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, type loadCorePreparation, runtimePreparation, workerArchive } from "./fixtures.js";
+import { startWarmHarness } from "./warm-harness.js";
+
+let h: Harness;
+let runtime: Artifact;
+let worker: Artifact;
+let core: Awaited<ReturnType<typeof loadCorePreparation>>;
+const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
+
+beforeAll(async () => {
+  ({ h, runtime, worker, core } = await startWarmHarness());
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+const RECIPE = JSON.stringify({ updateContentCommand: "echo prepared >> $HOME/prep.log" });
+
+/** A new project (its own repository), provisioned with the given worker archive (its digest is the runtime's). */
+async function newProject(archive = worker) {
+  const repo = createRepo();
+  repo.commit({ ".devcontainer.json": RECIPE });
+  const on = h.provider({ stateDir });
+  const op = operationId();
+  const leaseId = (await on.resolveAllocation(h.profile, op)).leaseId;
+  const preparation = await core.projectOf(repo);
+  try {
+    const lease = await on.provision(
+      h.profile,
+      op,
+      h.options(
+        leaseId,
+        { artifact: runtime },
+        { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, archive) },
+      ),
+    );
+    return { lease, leaseId };
+  } finally {
+    preparation.close();
+  }
+}
+
+const store = () => ImageStore.inDirectory(stateDir);
+const diagnosticsOf = async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId);
+const bases = async () => (await store().images()).filter((i) => i.kind === "base");
+/** The programs run as root on the lease's sandbox: the runtime install and the secret-carrying enrollment. */
+const rootPrograms = (leaseId: string) =>
+  h.api.commands().filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
+const runtimeDownloads = () => h.gateway.requests.filter((r) => r.path.endsWith(runtime.sha256)).length;
+
+/** Runs `script` on a sandbox created from the snapshot, as root, and returns its stdout. */
+async function onImage(snapshotId: string, script: string, args: string[] = []): Promise<string> {
+  const probe = await Sandbox.create({
+    ...h.api.credentials,
+    fetch: h.api.fetch,
+    name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
+    source: { type: "snapshot", snapshotId },
+  });
+  try {
+    const run = await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true });
+    return await run.stdout();
+  } finally {
+    await probe.delete();
+  }
+}
+
+describe("base runtime images", () => {
+  let first: Awaited<ReturnType<typeof newProject>>;
+
+  it("the first cold worker captures the base image before its recipe, then its project image on top", async () => {
+    first = await newProject();
+    const d = await diagnosticsOf(first.leaseId);
+    expect(d).toMatchObject({ start: "cold", captured: true });
+    const [base] = await bases();
+    expect(d?.baseImageId).toBe(base?.snapshotId);
+    expect(base).toMatchObject({ sourceLeaseId: first.leaseId, projectKey: "", baseCommit: "" });
+    expect((await store().images()).find((i) => i.snapshotId === d?.imageId)?.baseImage).toBe(base?.snapshotId);
+    // Cold: the runtime install and the enrollment, each one root program.
+    expect(rootPrograms(first.leaseId)).toHaveLength(2);
+    // Every phase was logged with its duration as it ended, in the order they ran.
+    const at = (pattern: string) =>
+      h.logs.findIndex((l) => new RegExp(`^vercel-sandbox ${first.leaseId}: ${pattern}$`).test(l));
+    const order = [
+      "phase allocate done in \\d+ ms",
+      "phase create or adopt done in \\d+ ms",
+      "runtime install \\d+ ms",
+      "base capture \\d+ ms",
+      "seed \\d+ ms",
+      "recipe \\d+ ms",
+      "capture \\d+ ms",
+      "phase preparation done in \\d+ ms",
+      "phase enrollment done in \\d+ ms",
+    ].map(at);
+    expect(order).not.toContain(-1);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    // Nothing of the project is in the base image: no checkout, no seed, no recipe output; the runtime is.
+    const listing = await onImage(
+      base!.snapshotId,
+      "cd /home/vercel-sandbox && for p in prep.log .openclaw-worker/prepared .openclaw-worker/git-seeds .openclaw-worker/node-runtimes; do if [ -e $p ]; then echo present $p; else echo absent $p; fi; done",
+    );
+    expect(listing).toBe(
+      "absent prep.log\nabsent .openclaw-worker/prepared\nabsent .openclaw-worker/git-seeds\npresent .openclaw-worker/node-runtimes\n",
+    );
+  }, 240_000);
+
+  it("a new project's first worker starts from the base image and installs no runtime", async () => {
+    const downloads = runtimeDownloads();
+    const next = await newProject();
+    const d = await diagnosticsOf(next.leaseId);
+    expect(d).toMatchObject({ start: "base", event: "initial", captured: true });
+    expect(d?.baseImageId).toBe((await bases())[0]?.snapshotId);
+    expect(next.lease.node?.deviceId).toMatch(/^device-/);
+    // The emulator's command log: enrollment is the only root program on this sandbox (no runtime install),
+    // and the gateway served no runtime download to it.
+    expect(rootPrograms(next.leaseId)).toHaveLength(1);
+    expect(runtimeDownloads()).toBe(downloads);
+    expect(h.logs.some((l) => l.includes(`${next.leaseId}: bootstrap download `))).toBe(false);
+    expect(await bases()).toHaveLength(1);
+  }, 240_000);
+
+  it("no image holds a secret, or a file an agent command wrote on a worker", async () => {
+    // What an agent on the enrolled workers leaves, as the account and with sudo.
+    await h.sh(
+      first.leaseId,
+      "echo agent-was-here > $HOME/agent-note; mkdir -p $HOME/.openclaw-worker && echo x > $HOME/.openclaw-worker/agent-note",
+    );
+    await h.sh(first.leaseId, "echo agent-was-here > /etc/agent-note", true);
+    // Later captures: a new project's image on the base, and (below) a new base.
+    const later = await newProject();
+    expect((await diagnosticsOf(later.leaseId))?.captured).toBe(true);
+    const secrets = [h.gateway.token, ...h.setupCodes, h.api.credentials.token];
+    for (const image of await store().images()) {
+      const found = await onImage(
+        image.snapshotId,
+        'for s in "$@"; do grep -rlF "$s" /home /tmp /vercel /etc /opt 2>/dev/null; done; find / -xdev -name agent-note 2>/dev/null; echo done',
+        secrets,
+      );
+      expect([image.kind ?? "project", found]).toEqual([image.kind ?? "project", "done\n"]);
+    }
+  }, 360_000);
+
+  it("a changed runtime digest builds a new base image and never reuses the old one", async () => {
+    const old = (await bases())[0]!;
+    const upgraded = workerArchive();
+    h.gateway.serve(upgraded);
+    const afterUpgrade = await newProject(upgraded);
+    const d = await diagnosticsOf(afterUpgrade.leaseId);
+    expect(d?.start).toBe("cold");
+    expect(d?.baseImageId).not.toBe(old.snapshotId);
+    const now = await bases();
+    expect(now.map((b) => b.snapshotId).sort()).toEqual([old.snapshotId, d?.baseImageId].sort());
+    expect(now.find((b) => b.snapshotId === d?.baseImageId)?.key).not.toBe(old.key);
+    // The next new project on the new runtime starts from the new base; one on the old runtime, from the old.
+    const onNew = await diagnosticsOf((await newProject(upgraded)).leaseId);
+    expect(onNew).toMatchObject({ start: "base", baseImageId: d?.baseImageId });
+    const onOld = await diagnosticsOf((await newProject()).leaseId);
+    expect(onOld).toMatchObject({ start: "base", baseImageId: old.snapshotId });
+  }, 480_000);
+
+  it("concurrent cold workers of one new key capture one base image between them", async () => {
+    const fresh = workerArchive();
+    h.gateway.serve(fresh);
+    const before = new Set((await bases()).map((b) => b.snapshotId));
+    const leases = await Promise.all([newProject(fresh), newProject(fresh), newProject(fresh)]);
+    const runs = await Promise.all(leases.map(({ leaseId }) => diagnosticsOf(leaseId)));
+    const added = (await bases()).filter((b) => !before.has(b.snapshotId));
+    expect(added).toHaveLength(1);
+    for (const lease of leases) expect(lease.lease.node?.deviceId).toMatch(/^device-/);
+    // Each worker either captured it, started from it, or was cold while another held the capture.
+    for (const run of runs) {
+      const how = run?.start === "cold" && run.baseImageId ? "captured" : (run?.baseCaptureSkipped ?? run?.start);
+      expect([
+        "captured",
+        "base",
+        "another worker is capturing the base image of this key",
+        "a base image of this key exists",
+      ]).toContain(how);
+    }
+    expect(runs.filter((r) => r?.start === "cold" && r.baseImageId)).toHaveLength(1);
+  }, 480_000);
+});
