@@ -1,14 +1,15 @@
-// The OpenClaw plugin entry: registers the `vercel-sandbox` worker provider and the service that stops its
-// keepalives (and the embedded emulator, if a profile started it) when the gateway stops; with a `suspend`
+// The OpenClaw plugin entry: registers the `vercel-sandbox` worker provider, the service that stops its
+// keepalives and the one that stops the embedded emulator (if a profile started it) when the gateway stops; with a `suspend`
 // block in its config, also the idle clock, resident timer and sleep/wake routes (src/suspend). Registration is
 // side-effect free (no timers, no requests, no emulator): it also runs in the gateway's read-only discovery
 // modes.
 import { createHash } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
-import { registerStatusMethod, registerVercelSandboxCli } from "./cli/index.js";
+import { registerVercelSandboxCli } from "./cli/index.js";
 import { type PluginConfig, PluginConfigSchema } from "./config.js";
 import type { LocalSandboxApi } from "./emulator/index.js";
+import { registerStatusMethod } from "./gateway-status/index.js";
 import {
   createVercelSandboxProvider,
   type EmbeddedBackend,
@@ -99,14 +100,9 @@ export default definePluginEntry({
       },
     });
     api.registerWorkerProvider(provider);
-    api.registerService({
-      id: "vercel-sandbox-keepalive",
-      start() {},
-      stop: async () => {
-        await provider.dispose();
-        await embedded.close();
-      },
-    });
+    // Services stop in the reverse order of registration: the keepalives first, then the emulator they may use.
+    api.registerService({ id: "vercel-sandbox-emulator", start() {}, stop: () => embedded.close() });
+    api.registerService({ id: "vercel-sandbox-keepalive", start() {}, stop: () => provider.dispose() });
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
     suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
     if (capConfigured(api.config, provider.id)) reclaimer = registerWorkerCapRoutes(api, provider.id);

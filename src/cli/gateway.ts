@@ -3,9 +3,9 @@
 // plugin's read-only `vercelSandbox.status` method. An unreachable gateway is a result, not a failure: every
 // command still reports what it can see without it, and says how to connect.
 
+import { type GatewayStatus, STATUS_METHOD } from "../gateway-status/index.js";
 import { messageOf } from "../infra/index.js";
 import { PROVIDER_ID } from "../provider/index.js";
-import { type GatewayStatus, STATUS_METHOD } from "./gateway-status.js";
 
 export type GatewayCall = (method: string, params: unknown) => Promise<unknown>;
 

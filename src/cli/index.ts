@@ -4,8 +4,6 @@
 // commander program, the config and a logger. The commands themselves load only when invoked.
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 
-export { registerStatusMethod } from "./gateway-status.js";
-
 export const CLI_COMMAND = "vercel-sandbox";
 export const CLI_DESCRIPTION = "Inspect and tidy Vercel Sandbox workers: status, images, gc, doctor";
 

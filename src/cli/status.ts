@@ -2,10 +2,10 @@
 // the sandboxes Vercel lists under our scope tags, and the lease ledger's tombstones — with the gateway's
 // in-process keepalive and idle clock. `buildStatus` is the pure join; `renderStatus` the table.
 
+import type { IdleStatus } from "../gateway-status/index.js";
 import type { Tombstone } from "../provider/index.js";
 import { leaseIdOf, sandboxNameOf } from "../provider/index.js";
 import type { GatewayView } from "./gateway.js";
-import type { IdleStatus } from "./gateway-status.js";
 import type { Listing } from "./sandboxes.js";
 import { formatDuration, formatTable, indented } from "./table.js";
 

@@ -2,9 +2,9 @@
 // the gateway view when it does not answer, the status join and its table, and the gateway method's idle view.
 import { describe, expect, it } from "vitest";
 import { ourEnvironments, readGateway } from "../../src/cli/gateway.js";
-import { gatewayStatus, STATUS_METHOD } from "../../src/cli/gateway-status.js";
 import type { Listing } from "../../src/cli/sandboxes.js";
 import { buildStatus, renderStatus } from "../../src/cli/status.js";
+import { gatewayStatus, STATUS_METHOD } from "../../src/gateway-status/method.js";
 import { parseSettings } from "../../src/settings/profile.js";
 import { IdleClock } from "../../src/suspend/clock.js";
 import { VercelClient } from "../../src/vercel/client.js";

@@ -4,7 +4,7 @@ import entry from "../../src/index.js";
 import { fakePluginApi as fakeApi } from "../provider/plugin-api.js";
 
 describe("plugin entry", () => {
-  it("registers the vercel-sandbox provider and a service that disposes it, without I/O", async () => {
+  it("registers the vercel-sandbox provider, a service that disposes it and one that stops the emulator, without I/O", async () => {
     const { api, registered } = fakeApi();
     entry.register(api as never);
     expect(entry.id).toBe("vercel-sandbox");
@@ -12,8 +12,9 @@ describe("plugin entry", () => {
     const provider = registered.providers[0]!;
     expect(provider.id).toBe("vercel-sandbox");
     expect(provider.supportedExecutionModes).toEqual(["worker-turn", "remote-exec"]);
-    expect(registered.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive"]);
-    await expect(registered.services[0]!.stop()).resolves.toBeUndefined();
+    expect(registered.services.map((s) => s.id)).toEqual(["vercel-sandbox-emulator", "vercel-sandbox-keepalive"]);
+    // OpenClaw stops services in the reverse order of registration.
+    for (const service of [...registered.services].reverse()) await expect(service.stop()).resolves.toBeUndefined();
   });
 
   it("derives a stable gateway scope from the state dir unless configured", async () => {

@@ -75,7 +75,8 @@ describe("embedded backend", () => {
     await expect(provider.provision({ backend: "embedded", vcpus: 1 }, operationId(), options)).rejects.toThrow();
     expect(descendants(process.pid).filter((pid) => !before.has(pid)).length).toBeGreaterThan(0);
 
-    await registered.services[0]!.stop();
+    // As the gateway stops them: in the reverse order of registration (keepalives, then the emulator).
+    for (const service of [...registered.services].reverse()) await service.stop();
     expect(descendants(process.pid).filter((pid) => !before.has(pid))).toEqual([]);
   });
 

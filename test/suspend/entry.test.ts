@@ -87,7 +87,7 @@ describe("plugin entry: suspend wiring", () => {
     entry.register(fake.api as never);
     expect(fake.routes).toEqual([]);
     expect(fake.hooks.size).toBe(0);
-    expect(fake.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive"]);
+    expect(fake.services.map((s) => s.id)).toEqual(["vercel-sandbox-emulator", "vercel-sandbox-keepalive"]);
   });
 
   it("with one registers the three routes with gateway auth on the trusted-operator surface, and the resident", () => {
@@ -108,7 +108,11 @@ describe("plugin entry: suspend wiring", () => {
         gatewayRuntimeScopeSurface: "trusted-operator",
       })),
     );
-    expect(fake.services.map((s) => s.id)).toEqual(["vercel-sandbox-keepalive", "vercel-sandbox-resident"]);
+    expect(fake.services.map((s) => s.id)).toEqual([
+      "vercel-sandbox-emulator",
+      "vercel-sandbox-keepalive",
+      "vercel-sandbox-resident",
+    ]);
     expect([...fake.hooks.keys()].sort()).toEqual(
       ["after_tool_call", "before_dispatch", "message_received", "model_call_ended", "model_call_started"].sort(),
     );
