@@ -9,6 +9,7 @@
 // outbound request: never in the sandbox, its files, its environment or its snapshots.
 import type { LookupAddress } from "node:dns";
 import {
+  type ClientRequest,
   createServer,
   request as httpRequest,
   type IncomingMessage,
@@ -84,33 +85,40 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
   const server = createServer((req, res) => {
     const context = contexts.get(req.socket);
     if (!context) return res.destroy();
-    handle(req, res, context, req.url ?? "/");
+    handle(req, res, context);
+  });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const context = contexts.get(req.socket);
+    if (!context) return socket.destroy();
+    handleUpgrade(req, socket, head, context);
   });
   server.on("clientError", (_error, socket) => socket.destroy());
 
-  function answer(res: ServerResponse, rule: { response: DirectResponse }) {
-    const { statusCode, headers = {}, body, contentType } = rule.response;
+  function answer(res: ServerResponse, response: DirectResponse) {
+    const { statusCode, headers = {}, body, contentType } = response;
     const out: OutgoingHttpHeaders = { ...headers };
     if (body !== undefined) out["content-type"] = contentType;
     res.writeHead(statusCode, out).end(body);
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse, { target, scheme }: Context, rawUrl: string) {
-    const url = new URL(rawUrl, `${scheme}://${isIP(target.host) === 6 ? `[${target.host}]` : target.host}`);
+  type Outbound = { rule: "response"; response: DirectResponse } | { rule: "send"; request: ClientRequest };
+
+  /** Applies the first claiming rule: a direct response, or the outbound request (to the destination or the forward URL). */
+  function outbound(req: IncomingMessage, { target, scheme }: Context, upgrade: boolean): Outbound {
+    const url = new URL(req.url ?? "/", `${scheme}://${isIP(target.host) === 6 ? `[${target.host}]` : target.host}`);
     const rule = claimingRule(target.rules(), {
       method: req.method ?? "GET",
       path: url.pathname,
       query: url.searchParams,
       headers: req.headers,
     });
-    if (rule && "response" in rule) {
-      req.resume();
-      return answer(res, rule);
-    }
+    if (rule && "response" in rule) return { rule: "response", response: rule.response };
     const headers = rule && "transform" in rule ? transformedHeaders(req.headers, rule.transform) : { ...req.headers };
-    for (const name of HOP_HEADERS) delete headers[name];
+    // An upgrade keeps `connection` and `upgrade`: they are what asks the destination to switch protocols.
+    for (const name of HOP_HEADERS)
+      if (!(upgrade && (name === "connection" || name === "upgrade"))) delete headers[name];
     const path = `${url.pathname}${url.search}`;
-    let upstream: ReturnType<typeof httpRequest>;
+    let request: ClientRequest;
     if (rule && "forwardURL" in rule) {
       const forward = new URL(rule.forwardURL);
       headers["vercel-forwarded-host"] = target.host;
@@ -119,7 +127,7 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
       headers["vercel-forwarded-path"] = path;
       headers.host = forward.host;
       const send = forward.protocol === "https:" ? httpsRequest : httpRequest;
-      upstream = send({
+      request = send({
         host: forward.hostname.replace(/^\[|\]$/g, ""),
         port: forward.port || (forward.protocol === "https:" ? 443 : 80),
         method: req.method,
@@ -131,7 +139,7 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
       });
     } else {
       const send = scheme === "https" ? httpsRequest : httpRequest;
-      upstream = send({
+      request = send({
         host: target.host,
         port: target.port,
         method: req.method,
@@ -143,11 +151,21 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
         timeout: UPSTREAM_TIMEOUT_MS,
       });
     }
-    upstream.once("socket", (socket: Socket) => {
+    request.once("socket", (socket: Socket) => {
       options.own(socket);
       socket.once("connect", () => socket.setTimeout(0));
     });
-    upstream.once("timeout", () => upstream.destroy(new Error("upstream timed out")));
+    request.once("timeout", () => request.destroy(new Error("upstream timed out")));
+    return { rule: "send", request };
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse, context: Context) {
+    const out = outbound(req, context, false);
+    if (out.rule === "response") {
+      req.resume();
+      return answer(res, out.response);
+    }
+    const upstream = out.request;
     upstream.once("error", (error) => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" }).end(`${error.message}\n`);
       else res.destroy();
@@ -157,6 +175,31 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
       reply.pipe(res);
     });
     req.pipe(upstream);
+  }
+
+  /** A protocol upgrade (WebSocket) to a host with rules: the same rules, then the two sockets are joined. */
+  function handleUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, context: Context) {
+    const out = outbound(req, context, true);
+    if (out.rule === "response") return client.end(rawResponse(out.response));
+    const upstream = out.request;
+    upstream.once("error", (error) =>
+      client.end(rawResponse({ statusCode: 502, body: `${error.message}\n`, contentType: "text/plain" })),
+    );
+    upstream.once("upgrade", (reply, socket, upstreamHead) => {
+      options.own(socket);
+      client.write(rawHead(reply.statusCode ?? 101, reply.statusMessage ?? "Switching Protocols", reply.rawHeaders));
+      if (upstreamHead.length > 0) client.write(upstreamHead);
+      if (head.length > 0) socket.write(head);
+      socket.pipe(client);
+      client.pipe(socket);
+      client.once("close", () => socket.destroy());
+      socket.once("close", () => client.destroy());
+    });
+    upstream.once("response", (reply) => {
+      client.write(rawHead(reply.statusCode ?? 502, reply.statusMessage ?? "", reply.rawHeaders));
+      reply.pipe(client);
+    });
+    upstream.end();
   }
 
   return {
@@ -191,10 +234,25 @@ export function createInterceptor(options: InterceptorOptions): Interceptor {
       server.emit("connection", tls);
     },
     request(req, res, target) {
-      handle(req, res, { target, scheme: "http" }, req.url ?? "/");
+      handle(req, res, { target, scheme: "http" });
     },
     close() {
       server.close();
     },
   };
+}
+
+/** A response head written straight to a socket (an upgrade's answer, or a refusal before one). */
+function rawHead(status: number, message: string, rawHeaders: string[]): string {
+  let head = `HTTP/1.1 ${status} ${message}\r\n`;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
+  return `${head}\r\n`;
+}
+
+function rawResponse({ statusCode, headers = {}, body = "", contentType }: DirectResponse): string {
+  const all: string[] = [];
+  for (const [name, value] of Object.entries(headers)) all.push(name, value);
+  if (contentType) all.push("content-type", contentType);
+  all.push("content-length", String(Buffer.byteLength(body)), "connection", "close");
+  return `${rawHead(statusCode, "", all)}${body}`;
 }

@@ -54,7 +54,14 @@ beforeAll(async () => {
     caDays: 2,
     leafDays: 1,
   });
-  tlsPort = await listen(createHttpsServer({ key: upstream.key, cert: upstream.cert }, recorder("tls")));
+  const tls = createHttpsServer({ key: upstream.key, cert: upstream.cert }, recorder("tls"));
+  // A protocol switch that echoes: says whether the upgrade request carried the secret, never the secret.
+  tls.on("upgrade", (req: IncomingMessage, socket) => {
+    const auth = req.headers.authorization === `Bearer ${SECRET}` ? "ok" : "missing";
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: echo\r\nx-auth: ${auth}\r\n\r\n`);
+    socket.on("data", (data: Buffer) => socket.write(data));
+  });
+  tlsPort = await listen(tls);
   plainPort = await listen(createHttpServer(recorder("plain")));
   api = await startLocalSandboxApi({ egressTrust: [upstream.ca] });
 });
@@ -217,6 +224,28 @@ describe("response rules and matching order (SDK latest, 3.4+)", () => {
       expect(created.status).toBe(400);
       expect(created.json.error?.message).toContain("networkPolicy");
     }
+  });
+});
+
+describe("protocol upgrades through a host with rules", () => {
+  const { Sandbox } = SDKS[1]![1];
+
+  it("a WebSocket-style upgrade gets the transform's headers and then carries bytes both ways", async () => {
+    const sandbox = await Sandbox.create({
+      ...connect(api),
+      networkPolicy: {
+        allow: { "127.0.0.1": [{ transform: [{ headers: { authorization: `Bearer ${SECRET}` } }] }] },
+      },
+    });
+    const client = `const https = require("node:https");
+const req = https.request({ host: "127.0.0.1", port: ${tlsPort}, path: "/ws", headers: { connection: "Upgrade", upgrade: "echo" } });
+req.on("upgrade", (res, socket) => { socket.write("ping"); socket.once("data", (d) => { console.log(res.statusCode, res.headers["x-auth"], String(d)); process.exit(0); }); });
+req.on("response", (res) => { console.log("no upgrade", res.statusCode); process.exit(1); });
+req.on("error", (e) => { console.log("error", e.message); process.exit(2); });
+req.end();`;
+    const done = await sandbox.runCommand({ cmd: "node", args: ["-e", client], env: THROUGH_PROXY });
+    expect(await done.stdout()).toBe("101 ok ping\n");
+    await sandbox.delete();
   });
 });
 
