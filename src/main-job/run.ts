@@ -17,12 +17,12 @@ import {
 } from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
 import { packPlugin } from "./package.js";
+import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
 import { emulatorDataDir, type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
 import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, PACKAGE_REGISTRY, type Timers } from "./topology.js";
 import * as vm1 from "./vm1.js";
-import { waitUntil } from "./wait.js";
 
 export interface MainJobOptions {
   log?: Log;
@@ -168,7 +168,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
 
     const sleep = await progress.phase(
       `Idle ${timers.idleAfter}: notify → suspend (VM2 reclaimed) → VM1 checkpoint`,
-      () => waitUntil("the host to put VM1 to sleep", async () => host.sleeps[0], 600_000),
+      () => pollUntil("the host to put VM1 to sleep", async () => host.sleeps[0], 600_000),
     );
     const afterSleep = {
       vm1Status: (await host.vm1()).status,
@@ -287,7 +287,7 @@ async function buildVm1(
   });
   await progress.phase("VM1: start the gateway", async () => {
     await box.runCommand({ ...vm1.gatewayStart(GATEWAY_PORT, secrets), detached: true });
-    await waitUntil("the gateway on VM1 to be ready", () => host.ready(), 180_000);
+    await pollUntil("the gateway on VM1 to be ready", () => host.ready(), 180_000);
   });
   return { box, host, publicOrigin };
 }

@@ -1,7 +1,8 @@
 // Polling for something the job cannot be told about (a gateway's readiness, the host's sleep), with a bound.
+// (Named apart from the host config's `waitUntil`, which keeps a function alive for work after its response.)
 
 /** Resolves with the first truthy value `probe` gives; a throwing probe counts as not yet. */
-export async function waitUntil<T>(
+export async function pollUntil<T>(
   what: string,
   probe: () => Promise<T | undefined | false>,
   timeoutMs: number,
