@@ -6,7 +6,6 @@
 import type { ChildProcess } from "node:child_process";
 import { listenInNamespace } from "./egress-listener.js";
 import { type EgressProxy, type InterceptOptions, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
-import type { SessionRecord } from "./registry.js";
 
 export type NetworkMode = "isolated" | "proxied";
 
@@ -18,9 +17,16 @@ export interface SessionEgress extends EgressProxy {
   port: number;
 }
 
+/** What the proxy needs of a session (a registry SessionRecord is one; named here so egress does not import it). */
+export interface EgressSession {
+  holder?: { pid: number };
+  networkPolicy: Record<string, unknown>;
+  egress?: Promise<SessionEgress>;
+}
+
 /** The session's proxy, started on first use; the caller must hold a running session. */
 export function sessionEgress(
-  session: SessionRecord,
+  session: EgressSession,
   track: (c: ChildProcess) => void,
   routeOf?: RouteOf,
   intercept?: InterceptOptions,
@@ -41,7 +47,7 @@ export function sessionEgress(
 }
 
 /** Ends the proxy and every connection through it (after the holder is gone). */
-export async function closeSessionEgress(session: SessionRecord): Promise<void> {
+export async function closeSessionEgress(session: EgressSession): Promise<void> {
   const egress = session.egress;
   session.egress = undefined;
   (await egress?.catch(() => undefined))?.close();

@@ -13,8 +13,8 @@ import { EventEmitter } from "node:events";
 import { readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { StringDecoder } from "node:string_decoder";
+import { newId } from "./ids.js";
 import { AS_DEFAULT_USER, type Holder, inSandbox } from "./isolation.js";
-import { newId } from "./registry.js";
 
 export interface LogChunk {
   stream: "stdout" | "stderr";

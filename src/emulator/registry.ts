@@ -1,7 +1,7 @@
 // In-memory state of the emulated service: sandboxes (durable identities), sessions (one boot
 // each, addressed by id), commands and snapshots, plus the id and cursor rules the SDK's
 // paginators rely on (`pagination.next` is an opaque cursor, `null` on the last page).
-import { randomBytes, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
 import type { SessionEgress } from "./egress.js";
 import type { CommandProcess } from "./executor.js";
 import { freeIdBase, ID_SLOTS } from "./id-ranges.js";
@@ -90,9 +90,7 @@ export interface SnapshotRecord {
   idBase: number;
 }
 
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(12).toString("base64url").replace(/[-_]/g, "x")}`;
-}
+export { newId } from "./ids.js";
 
 /** One command a session started, as the API received it (tests prove what ran and what did not). */
 export interface CommandLogEntry {
