@@ -95,7 +95,8 @@ describe.each(SDKS)("interactive shells with SDK %s", (_version, { Sandbox }) =>
     const sandbox = await Sandbox.create(connect(emulator()));
     const { url, token } = await sandbox.openInteractive();
     const shell = await attach(url, token);
-    shell.send(`echo "sle""eping"; sleep 60\n`);
+    // The program announces itself from inside the foreground job, so the interrupt cannot land before it runs.
+    shell.send(`bash -c 'echo sle""eping; exec sleep 60'\n`);
     await shell.waitFor(/sleeping\r?\n/);
     shell.send("\x03");
     // The line discipline flushes typed-ahead input on an interrupt: type again once the prompt is back.
