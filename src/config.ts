@@ -1,6 +1,6 @@
 // Plugin-level configuration (`plugins.entries.vercel-sandbox.config`). The manifest's `configSchema` is
 // generated from this TypeBox schema (`npm run build` writes it; a test keeps them equal). Profile settings
-// live in src/provider/settings.ts: core hands those to the provider, not to the plugin.
+// live in src/settings/profile.ts: core hands those to the provider, not to the plugin.
 import { type Static, Type } from "@sinclair/typebox";
 
 const Duration = (description: string) =>
