@@ -9,8 +9,8 @@
 // default user in its namespaces and cgroups, with the same environment and egress a command gets.
 // Closing the connection ends the shell; the shell's end closes the connection.
 //
-// The WebSocket framing is the `ws` package's (loaded when the first connection arrives); without it,
-// openInteractive answers 422 `interactive_not_supported` as before.
+// The WebSocket framing is the `ws` package's, a dependency loaded when the first shell opens (an emulator
+// that never opens one never loads it); should it be missing, openInteractive answers 422 `interactive_not_supported`.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
