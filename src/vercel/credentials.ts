@@ -36,20 +36,49 @@ export function defaultSecretResolver(env: NodeJS.ProcessEnv): SecretResolver {
   };
 }
 
-/** `undefined` means OIDC: the SDK reads VERCEL_OIDC_TOKEN (or the Vercel request context) itself. */
+/** The most of a token this reads: an OIDC token is a few KiB; anything far larger is not one. */
+const MAX_OIDC_TOKEN_CHARS = 64 * 1024;
+
+/**
+ * The team and project an OIDC token names (payload `owner_id` / `project_id`), read the way the SDK reads
+ * them. The signature is the API's to check; this only needs the ids, and refuses a token without them.
+ */
+export function oidcCredentials(token: string): Credentials {
+  const payload = token.length <= MAX_OIDC_TOKEN_CHARS ? token.split(".")[1] : undefined;
+  let claims: unknown;
+  try {
+    claims = payload ? JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) : undefined;
+  } catch {
+    claims = undefined;
+  }
+  const { owner_id: teamId, project_id: projectId } = (claims ?? {}) as Record<string, unknown>;
+  if (typeof teamId !== "string" || !teamId || typeof projectId !== "string" || !projectId) {
+    throw new CredentialsError(
+      "VERCEL_OIDC_TOKEN is not an OIDC token naming a team (owner_id) and a project (project_id)",
+    );
+  }
+  return { token, teamId, projectId };
+}
+
+/**
+ * `undefined` means OIDC from the process environment: the SDK reads VERCEL_OIDC_TOKEN (or the Vercel
+ * request context) itself, refreshing it as it does. An environment of the caller's own (not
+ * `process.env`) is one the SDK would never read, so its token is passed explicitly, read again at every call.
+ */
 export async function resolveCredentials(
   source: CredentialSource,
   env: NodeJS.ProcessEnv,
   resolveSecret: SecretResolver,
 ): Promise<Credentials | undefined> {
   if (source.kind === "oidc") {
-    if (!env.VERCEL_OIDC_TOKEN) {
+    const token = env.VERCEL_OIDC_TOKEN;
+    if (!token) {
       throw new CredentialsError(
         "no Vercel credentials: set VERCEL_OIDC_TOKEN for the gateway, or configure auth: token with tokenEnv",
       );
     }
-    registerSecret(env.VERCEL_OIDC_TOKEN);
-    return undefined;
+    registerSecret(token);
+    return env === process.env ? undefined : oidcCredentials(token);
   }
   const fromEnv = (name: string, what: string) => {
     const value = env[name];

@@ -99,10 +99,12 @@ describe.each(SDKS)("SDK %s with VERCEL_OIDC_TOKEN and no credentials", (_versio
 });
 
 describe("a provider profile with auth: oidc and apiUrl", () => {
-  it("provisions, inspects and destroys a lease on the emulator with only VERCEL_OIDC_TOKEN", async () => {
+  it("provisions, inspects and destroys a lease on the emulator with only VERCEL_OIDC_TOKEN in its environment", async () => {
     const api = emulator();
     const token = api.credentials.oidcToken;
-    process.env.VERCEL_OIDC_TOKEN = token;
+    // The provider's own environment, not the process's: the SDK never reads this one, so the
+    // provider must pass its token on (it did not, and the SDK found no credentials).
+    delete process.env.VERCEL_OIDC_TOKEN;
     const warnings: string[] = [];
     const provider = createVercelSandboxProvider({
       env: { VERCEL_OIDC_TOKEN: token },

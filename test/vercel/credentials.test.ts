@@ -52,9 +52,40 @@ describe("credentials are resolved from references at call time", () => {
     expect((error as Error).message).not.toContain("tok-present-999999");
   });
 
-  it("OIDC leaves credentials to the SDK when VERCEL_OIDC_TOKEN is present, and masks it", async () => {
-    const env = { VERCEL_OIDC_TOKEN: "oidc-token-value-1234" };
-    expect(await resolveCredentials(source({}), env, defaultSecretResolver(env))).toBeUndefined();
+  it("OIDC from the process environment is left to the SDK (which refreshes it), and masked", async () => {
+    const saved = process.env.VERCEL_OIDC_TOKEN;
+    process.env.VERCEL_OIDC_TOKEN = "oidc-token-value-1234";
+    try {
+      const resolved = await resolveCredentials(source({}), process.env, defaultSecretResolver(process.env));
+      expect(resolved).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.VERCEL_OIDC_TOKEN;
+      else process.env.VERCEL_OIDC_TOKEN = saved;
+    }
     expect(redact("saw oidc-token-value-1234")).toBe("saw [redacted]");
+  });
+
+  const jwt = (claims: object) => ["e30", Buffer.from(JSON.stringify(claims)).toString("base64url"), "c2ln"].join(".");
+
+  it("OIDC from an environment of the caller's own passes that token and the team and project it names", async () => {
+    const token = jwt({ owner_id: "team_oidc", project_id: "prj_oidc" });
+    const env = { VERCEL_OIDC_TOKEN: token };
+    expect(await resolveCredentials(source({}), env, defaultSecretResolver(env))).toEqual({
+      token,
+      teamId: "team_oidc",
+      projectId: "prj_oidc",
+    });
+  });
+
+  it.each([
+    ["not a JWT", "opaque-oidc-value-5678"],
+    ["no project", jwt({ owner_id: "team_x" })],
+    ["a payload that is not JSON", `e30.${Buffer.from("{not json").toString("base64url")}.c2ln`],
+  ])("an OIDC token with %s is a CredentialsError naming what is missing, never the value", async (_what, token) => {
+    const env = { VERCEL_OIDC_TOKEN: token };
+    const error = await resolveCredentials(source({}), env, defaultSecretResolver(env)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CredentialsError);
+    expect((error as Error).message).toContain("owner_id");
+    expect((error as Error).message).not.toContain(token);
   });
 });
