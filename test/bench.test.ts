@@ -199,6 +199,8 @@ describe("npm run bench, short mode", () => {
     BENCH_LEASES: "5",
     BENCH_SUSPEND_RUNS: "1",
     BENCH_WARM_PAIRS: "1",
+    BENCH_BASE_SAMPLES: "1",
+    BENCH_RUNTIME: "fixture",
   };
   let dir: string;
   let stdout: string;
@@ -265,6 +267,14 @@ describe("npm run bench, short mode", () => {
     for (const row of record.roundTrips.rows as TripRow[]) expect(row.requests).toBeGreaterThanOrEqual(row.floor);
     // The real bootstrap downloaded the artifact once: the replays adopted the node it started.
     expect(record.roundTrips.artifactDownloads).toBe(1);
+  });
+
+  it("provisions a new project cold, then another with the base image present: it starts from it and downloads no runtime", () => {
+    const { cold, base } = record.baseCold;
+    expect(record.baseCold).toMatchObject({ samples: 1, runtime: { kind: "fixture" } });
+    expect(cold).toMatchObject({ start: "cold", baseImage: "captured", runtimeDownloads: 1, creates: 1 });
+    expect(base).toMatchObject({ start: "base", baseImage: "started from", runtimeDownloads: 0, creates: 1 });
+    expect(stdout).toContain("**New project: base runtime image present vs cold**");
   });
 
   it("provisions a project cold then warm: the warm one starts from the captured image and runs no preparation phase", () => {

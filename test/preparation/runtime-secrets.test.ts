@@ -11,7 +11,7 @@ import { redact } from "../../src/infra/redact.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, runtimePreparation } from "./fixtures.js";
+import { createRepo, type loadCorePreparation, runtimePreparation, workerArchive } from "./fixtures.js";
 import { startWarmHarness } from "./warm-harness.js";
 
 let h: Harness;
@@ -28,8 +28,11 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** A warm preparation that captures an image (a new project, so its first lease's preparation is due one). */
-async function prepareWarm(tokens: { runtime: string; worker: string }) {
+/**
+ * A warm preparation that captures an image (a new project, so its first lease's preparation is due one), cold
+ * with the runtime install when `archive` is a worker archive no base image was built with yet.
+ */
+async function prepareWarm(tokens: { runtime: string; worker: string }, archive = worker) {
   const provider = h.provider({ stateDir });
   const repo = createRepo();
   repo.commit({ ".devcontainer.json": JSON.stringify({ updateContentCommand: "echo prepared" }) });
@@ -39,7 +42,7 @@ async function prepareWarm(tokens: { runtime: string; worker: string }) {
   const options = h.options(
     leaseId,
     { artifact: runtime },
-    { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, worker, tokens) },
+    { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, archive, tokens) },
   );
   const outcome: { lease?: WorkerLease; error?: Error } = await provider.provision(h.profile, op, options).then(
     (lease) => ({ lease }),
@@ -75,8 +78,11 @@ describe("warm preparation credentials", () => {
 
   it("a bundle fetch the gateway refuses fails the dispatch with an error that holds neither token", async () => {
     // A worker-bundle token the gateway never issued: the runtime installs, the bundle's download gets a 401.
+    // A new worker archive (a new runtime digest): no base image of it exists, so the worker is cold.
     const tokens = { runtime: h.gateway.issueToken(), worker: `unissued-${operationId()}` };
-    const { error } = await prepareWarm(tokens);
+    const upgraded = workerArchive();
+    h.gateway.serve(upgraded);
+    const { error } = await prepareWarm(tokens, upgraded);
     expect(error?.message).toMatch(/http-401/);
     for (const token of [tokens.runtime, tokens.worker]) {
       expect(error?.message).not.toContain(token);
