@@ -2,7 +2,8 @@
 // the packed plugin; three messages through the host; the scripted model's exec runs on VM2 (the proof file is
 // there and not on VM1), the second message reuses the warm VM2, idle puts VM1 to sleep only after the suspend
 // handshake (VM2 reclaimed, one checkpoint), the third message wakes VM1 with a fresh gateway, and nothing is left:
-// no sandbox, no snapshot, no process, no host address, no secret on VM1's disk or in its checkpoint.
+// no sandbox, no snapshot, no process, no host address, no secret on VM1's disk or in its checkpoint. The model's
+// key exists only on this machine: the model refuses requests without it and VM1's firewall adds it on the way out.
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Vm1OnDisk } from "../src/main-job/evidence.js";
@@ -108,7 +109,7 @@ describe("npm start's main job on the embedded emulator", () => {
     outcome();
     if (!disk) throw new Error("the job did not hand VM1's disk over for the scan");
     const names = Object.keys(disk.secrets);
-    expect(names).toEqual(expect.arrayContaining(["gatewayToken", "vercelToken", "notifySecret"]));
+    expect(names).toEqual(expect.arrayContaining(["gatewayToken", "vercelToken", "notifySecret", "modelKey"]));
     // The setup code and bootstrap token the plugin on VM1 sent to VM2 are scanned for too.
     for (const variable of [PROGRAM_ENV.token, PROGRAM_ENV.setupCode]) {
       expect(names.some((name) => name.startsWith(`${variable}#`))).toBe(true);
@@ -123,6 +124,23 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(
       scans.filter((s) => s.matches.length > 0).map((s) => `${s.secret} in ${s.root}: ${s.matches.join(", ")}`),
     ).toEqual([]);
+  });
+
+  it("the model key reached the model only through VM1's firewall: every model request carried it, VM1 held none", () => {
+    const { summary } = outcome();
+    if (!disk) throw new Error("the job did not hand VM1's disk over for the scan");
+    const key = disk.secrets.modelKey;
+    expect(key).toMatch(/^sk-model-[0-9a-f]{48}$/);
+    // Three replies, each at least a tool call and its answer: all answered with the key, none refused.
+    expect(summary.modelKey.answered).toBeGreaterThanOrEqual(6);
+    expect(summary.modelKey.refused).toBe(0);
+    expect(summary.modelKey.filesOnVm1).toEqual([]);
+    expect(summary.modelKey.checkpoints).toBe(1);
+    expect(lines).toContain(
+      `  model key: injected by VM1's firewall into ${summary.modelKey.answered} model request(s) (0 refused without it); found on no disk of VM1 (its own layer and 1 checkpoint(s))`,
+    );
+    // The job's own output never shows it (the key is registered for redaction).
+    expect(lines.join("\n")).not.toContain(key);
   });
 
   it("no secret reached VM1's gateway tree, and the summary reports phases and nothing left behind", () => {

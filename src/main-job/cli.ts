@@ -1,5 +1,6 @@
 // `openclaw-vercel-sandbox start` (what `npm start` runs): says which backend it targets, runs the main job,
 // ends everything it started on Ctrl-C, and exits 0 only when the whole cycle ran and nothing was left behind.
+import { messageOf } from "../infra/index.js";
 import { backendFrom, VERCEL_NOT_RUN } from "./backend.js";
 import type { Log } from "./report.js";
 import { startMainJob } from "./run.js";
@@ -43,7 +44,7 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
     if (!clean) log("✗ something was left behind (see the summary)");
     return clean ? 0 : 1;
   } catch (error) {
-    log(`✗ main job failed: ${(error as Error).message}`);
+    log(`✗ main job failed: ${messageOf(error)}`);
     return 1;
   } finally {
     unsubscribe();

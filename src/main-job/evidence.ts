@@ -2,6 +2,7 @@
 // VM2 and not on VM1, and its line holds what only running the command yields; which gateway process instance
 // answers (a wake must start a fresh one); what the plugin logged for the worker it provisioned; that no secret
 // reached VM1's gateway tree; and where, on this machine, VM1's disk and checkpoints are for a fuller scan.
+import { spawn } from "node:child_process";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Sandbox } from "@vercel/sandbox";
@@ -105,4 +106,31 @@ export async function secretsOnDisk(vm1: Sandbox, secrets: string[]): Promise<st
   const done = await vm1.runCommand({ cmd: "node", args: ["-e", SECRET_SCAN, ROOT], env });
   if (done.exitCode !== 0) throw new Error(`the secret scan failed on VM1: ${(await done.stderr()).slice(-500)}`);
   return JSON.parse((await done.stdout()) || "[]") as string[];
+}
+
+export class DiskScanError extends Error {
+  override readonly name = "DiskScanError";
+}
+
+/**
+ * The files under `dirs` (on this machine: VM1's layer and checkpoints, vm1OnDisk) that hold `secret`, found by
+ * `grep -rlF` with the pattern on its stdin (never in argv). Device files, FIFOs and sockets are skipped; an
+ * unreadable file fails the scan (it could hold the secret).
+ */
+export function filesHolding(dirs: string[], secret: string): Promise<string[]> {
+  if (dirs.length === 0) return Promise.reject(new DiskScanError("no directory to scan"));
+  if (secret === "" || secret.includes("\n")) return Promise.reject(new DiskScanError("a secret must be one line"));
+  return new Promise((resolve, reject) => {
+    const grep = spawn("grep", ["-rlF", "-D", "skip", "-f", "-", "--", ...dirs], { stdio: ["pipe", "pipe", "pipe"] });
+    const [out, err]: [Buffer[], Buffer[]] = [[], []];
+    grep.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    grep.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    grep.once("error", reject);
+    grep.once("close", (code) => {
+      const files = Buffer.concat(out).toString("utf8").split("\n").filter(Boolean);
+      if (code === 0 || code === 1) return resolve(files);
+      reject(new DiskScanError(`the scan of VM1's disk failed: ${Buffer.concat(err).toString("utf8").slice(-500)}`));
+    });
+    grep.stdin.end(`${secret}\n`);
+  });
 }

@@ -3,7 +3,10 @@
 // names it (the emulator then routes it over a veth link). Loopback cannot be routed from another namespace, so
 // the job adds a private address of its own on a veth pair it creates (named after this process, removed at
 // teardown; the kernel has no dummy links here),
-// and binds only the services VM1 must reach to it: the API front, the scripted model and the host.
+// and binds only the services VM1 must reach to it: the API front and the host on one address, the scripted
+// model on a second one of its own. The firewall's request rules are per host, so the model's own address lets
+// VM1's policy carry a rule for the model alone (its key added on the way out) while the API front's TLS and
+// the host's traffic pass untouched, as a model at its own domain would on Vercel.
 import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { promisify } from "node:util";
@@ -12,8 +15,10 @@ import { hostAddresses, isAlive } from "../infra/index.js";
 const run = promisify(execFile);
 
 export interface HostAddress {
-  /** An IPv4 address of this host that nothing outside the machine routes to. */
+  /** An IPv4 address of this host that nothing outside the machine routes to (the API front, the host). */
   address: string;
+  /** A second such address, for the scripted model alone. */
+  modelAddress: string;
   link: string;
   remove(): Promise<void>;
 }
@@ -30,18 +35,23 @@ async function removeStaleLinks(): Promise<void> {
 export async function addHostAddress(): Promise<HostAddress> {
   await removeStaleLinks();
   const link = `vsbjob-${process.pid.toString(36)}`;
-  const taken = await hostAddresses();
-  let address = "";
-  do address = `10.215.${randomInt(1, 255)}.${randomInt(1, 255)}`;
-  while (taken.has(address));
+  const taken = new Set(await hostAddresses());
+  const pick = () => {
+    let address = "";
+    do address = `10.215.${randomInt(1, 255)}.${randomInt(1, 255)}`;
+    while (taken.has(address));
+    taken.add(address);
+    return address;
+  };
+  const [address, modelAddress] = [pick(), pick()];
   await run("ip", ["link", "add", link, "type", "veth", "peer", "name", `${link}-p`]);
   try {
-    await run("ip", ["addr", "add", `${address}/32`, "dev", link]);
+    for (const a of [address, modelAddress]) await run("ip", ["addr", "add", `${a}/32`, "dev", link]);
     await run("ip", ["link", "set", link, "up"]);
     await run("ip", ["link", "set", `${link}-p`, "up"]);
   } catch (error) {
     await run("ip", ["link", "del", link]).catch(() => undefined);
     throw error;
   }
-  return { address, link, remove: () => run("ip", ["link", "del", link]).then(() => undefined) };
+  return { address, modelAddress, link, remove: () => run("ip", ["link", "del", link]).then(() => undefined) };
 }

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
-import type { VmConnection } from "../host/index.js";
+import type { VmConnection, WakeOptions } from "../host/index.js";
 import { createHost, serve } from "../reference-host/index.js";
 import { SESSION_KEY } from "./topology.js";
 import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
@@ -20,6 +20,8 @@ export interface HostOptions {
   port: number;
   publicOrigin: string;
   secrets: GatewaySecrets;
+  /** VM1's network policy, set again at every wake (the firewall rule that adds the model's key). */
+  networkPolicy: WakeOptions["networkPolicy"];
 }
 
 export interface Reply {
@@ -60,6 +62,7 @@ export class JobHost {
       connection: options.connection,
       vmName: options.vmName,
       start: gatewayStart(options.port, options.secrets),
+      networkPolicy: options.networkPolicy,
       ready: () => this.ready(),
       onSlept: (outcome) => this.sleeps.push(outcome),
       // The sleep the host accepted runs after its 202; the next message waits for it (it settles after onSlept).

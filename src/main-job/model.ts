@@ -158,10 +158,16 @@ export async function startScriptedModel(host: string, options: { apiKey?: strin
   };
 }
 
-/** Gateway config that makes the scripted model every agent's model (a custom OpenAI-compatible provider). */
+/**
+ * Gateway config that makes the scripted model every agent's model (a custom OpenAI-compatible provider). With
+ * `key: "firewall"` the config holds no API key at all, not even a placeholder: OpenClaw 2026.9.2 then uses its
+ * synthetic local marker (`custom-local`) for a base URL on a loopback or RFC 1918 address, and the sandbox's
+ * firewall replaces the Authorization header with the real key on the way out (see modelKeyPolicy).
+ */
 export function scriptedModelConfig(
   baseUrl: string,
   model: { id: string; name: string } = { id: "script", name: "Scripted model" },
+  { key = "placeholder" }: { key?: "placeholder" | "firewall" } = {},
 ): Record<string, unknown> {
   return {
     models: {
@@ -169,7 +175,7 @@ export function scriptedModelConfig(
       providers: {
         scripted: {
           baseUrl,
-          apiKey: "scripted-model-key",
+          ...(key === "placeholder" ? { apiKey: "scripted-model-key" } : {}),
           api: "openai-completions",
           models: [
             {

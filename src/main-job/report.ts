@@ -42,6 +42,17 @@ export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** How the model's key reached the model: added by VM1's firewall, and found in no file of VM1's disk. */
+export interface ModelKeyEvidence {
+  /** Model requests answered (each carried the key, which VM1 never held). */
+  answered: number;
+  /** Model requests refused for a missing or wrong key. */
+  refused: number;
+  /** Files of VM1's own layer and its checkpoints that hold the key (on this machine's copy of VM1's disk). */
+  filesOnVm1: string[];
+  checkpoints: number;
+}
+
 export interface Summary {
   phases: PhaseRecord[];
   apiRequests: number;
@@ -50,6 +61,16 @@ export interface Summary {
   snapshotsLeft: number;
   totalMs: number;
   kept: boolean;
+  modelKey: ModelKeyEvidence;
+}
+
+export function modelKeyLine({ answered, refused, filesOnVm1, checkpoints }: ModelKeyEvidence): string {
+  const disk = `${checkpoints} checkpoint(s)`;
+  const where =
+    filesOnVm1.length === 0
+      ? `found on no disk of VM1 (its own layer and ${disk})`
+      : `FOUND in ${filesOnVm1.length} file(s) of VM1's layer and ${disk}`;
+  return `  model key: injected by VM1's firewall into ${answered} model request(s) (${refused} refused without it); ${where}`;
 }
 
 export function summaryLines(summary: Summary): string[] {
@@ -61,6 +82,7 @@ export function summaryLines(summary: Summary): string[] {
     `  total ${seconds(summary.totalMs)}`,
     `  Vercel Sandbox API requests: ${summary.apiRequests}; sandboxes created: ${summary.sandboxesCreated}`,
     `  left behind: ${summary.sandboxesLeft} sandbox(es), ${summary.snapshotsLeft} snapshot(s)${summary.kept ? " (--keep)" : ""}`,
+    modelKeyLine(summary.modelKey),
   ];
 }
 

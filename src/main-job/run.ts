@@ -4,9 +4,10 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
-import { createOwnedTempDir } from "../infra/index.js";
+import { createOwnedTempDir, redact } from "../infra/index.js";
 import {
   expectedProof,
+  filesHolding,
   gatewayInstance,
   proofCommand,
   proofsOn,
@@ -21,7 +22,7 @@ import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
 import { emulatorDataDir, type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
-import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, PACKAGE_REGISTRY, type Timers } from "./topology.js";
+import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, type Timers, vm1NetworkPolicy } from "./topology.js";
 import * as vm1 from "./vm1.js";
 
 export interface MainJobOptions {
@@ -70,7 +71,9 @@ export interface MainJob {
 const CREATE = /^\/v[23]\/sandboxes\/?$/;
 
 export function startMainJob(options: MainJobOptions = {}): MainJob {
-  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const write = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // Every line is redacted: the model's key is registered as a secret (services.ts).
+  const log = (line: string) => write(redact(line));
   const teardown = new Teardown();
   return { done: runMainJob(options, log, teardown), stop: () => teardown.run(log) };
 }
@@ -90,7 +93,9 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     );
     const { api, connection } = services;
     progress.note(`Vercel API (emulator) ${api.url}, reached from VM1 as ${services.front.url}`);
-    progress.note(`scripted model ${services.model.baseUrl}`);
+    progress.note(
+      `scripted model ${services.model.baseUrl} (refuses requests without its key; VM1's firewall adds it)`,
+    );
     const secrets = { gatewayToken: hex(), vercelToken: api.credentials.token, notifySecret: hex() };
     const creates = () =>
       api.requests().filter((r) => r.method === "POST" && CREATE.test(r.path) && r.status < 300).length;
@@ -184,20 +189,28 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     await progress.phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"));
     const afterWake = await gatewayInstance(publicOrigin, secrets.gatewayToken);
     progress.note(`gateway instance ${beforeSleep} before the sleep, ${afterWake} after the wake`);
-    const secretsOnVm1 = await secretsOnDisk(await host.vm1(), Object.values(secrets));
+    const secretsOnVm1 = await secretsOnDisk(await host.vm1(), [...Object.values(secrets), services.modelKey]);
     progress.note(`secrets on VM1's disk: ${secretsOnVm1.length === 0 ? "none" : secretsOnVm1.join(", ")}`);
-    if (options.inspect) {
-      const checkpoints = (await listCheckpoints(connection, box.name)).filter((s) => s.status === "created");
-      const handedOver = services.front.handedOver().map((h, i) => [`${h.name}#${i + 1}`, h.value] as const);
-      await options.inspect(
-        await vm1OnDisk(
-          emulatorDataDir(tmp),
-          box.name,
-          checkpoints.map((c) => c.id),
-          { ...secrets, ...Object.fromEntries(handedOver) },
-        ),
-      );
-    }
+    const checkpoints = (await listCheckpoints(connection, box.name)).filter((s) => s.status === "created");
+    const handedOver = services.front.handedOver().map((h, i) => [`${h.name}#${i + 1}`, h.value] as const);
+    const vm1Disk = await vm1OnDisk(
+      emulatorDataDir(tmp),
+      box.name,
+      checkpoints.map((c) => c.id),
+      { ...secrets, modelKey: services.modelKey, ...Object.fromEntries(handedOver) },
+    );
+    const modelKey = {
+      answered: services.model.completions(),
+      refused: services.model.refused(),
+      filesOnVm1: await filesHolding([...vm1Disk.sandboxDirs, ...vm1Disk.checkpointDirs], services.modelKey),
+      checkpoints: vm1Disk.checkpointDirs.length,
+    };
+    progress.note(
+      `model key: in ${modelKey.filesOnVm1.length} file(s) of VM1's layer and ${modelKey.checkpoints} checkpoint(s); the model answered ${modelKey.answered} request(s) carrying it, refused ${modelKey.refused}`,
+    );
+    if (modelKey.filesOnVm1.length > 0)
+      throw new Error(`the model key is on VM1's disk: ${modelKey.filesOnVm1.join(", ")}`);
+    if (options.inspect) await options.inspect(vm1Disk);
 
     progress.note(
       `before teardown: ${(await sandboxes()).length} sandbox(es), ${(await snapshots()).length} snapshot(s) (VM1 checkpoints and worker images)`,
@@ -215,6 +228,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       snapshotsLeft: left.snapshots,
       totalMs: Math.round(performance.now() - started),
       kept: options.keep === true,
+      modelKey,
     };
     for (const line of [
       ...summaryLines(summary),
@@ -249,6 +263,11 @@ async function buildVm1(
   teardown: Teardown,
 ) {
   const { connection, address } = services;
+  const networkPolicy = vm1NetworkPolicy({
+    hostAddress: address,
+    modelBaseUrl: services.model.baseUrl,
+    modelKey: services.modelKey,
+  });
   const box = await progress.phase("VM1: create the sandbox", () =>
     Sandbox.create({
       ...connection,
@@ -256,13 +275,22 @@ async function buildVm1(
       runtime: "node24",
       ports: [GATEWAY_PORT],
       timeout: 45 * 60_000,
-      // The registry for the installs, and the one host address where "Vercel", the model and the host answer.
-      networkPolicy: { allow: [PACKAGE_REGISTRY, address] },
+      // The registry, the host address where "Vercel" and the host answer, and the model's own address, whose
+      // rule adds the model's key on the way out (set again at every wake).
+      networkPolicy,
     } as Parameters<typeof Sandbox.create>[0]),
   );
   const publicOrigin = box.domain(GATEWAY_PORT);
   progress.note(`${box.name}; its gateway port is exposed at ${publicOrigin}`);
-  const host = new JobHost({ address, connection, vmName: box.name, port: GATEWAY_PORT, publicOrigin, secrets });
+  const host = new JobHost({
+    address,
+    connection,
+    vmName: box.name,
+    port: GATEWAY_PORT,
+    publicOrigin,
+    secrets,
+    networkPolicy,
+  });
   await host.start();
   teardown.add("stop the host", () => host.close());
   await progress.phase("VM1: npm install openclaw from the npm registry", () =>

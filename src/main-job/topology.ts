@@ -1,6 +1,7 @@
 // Seed 000's topology as data: VM1's gateway config (pure), and the fixed names and numbers of the main job.
 // VM1 runs the gateway on loopback; the outside (the host, VM2's node) reaches it only through VM1's exposed
 // port, https://<vm1>-<port>.vercel.run, which is also the gateway's public origin for node enrollment.
+import type { NetworkPolicy } from "@vercel/sandbox";
 import { scriptedModelConfig } from "./model.js";
 
 export const OPENCLAW_VERSION = "2026.9.2";
@@ -65,8 +66,32 @@ export function jobConfigPatch(input: GatewayConfigInput) {
     secretEnv: "VSB_NOTIFY_SECRET",
   };
   return {
-    ...scriptedModelConfig(input.modelBaseUrl),
+    // No model key on VM1: its firewall adds it (vm1NetworkPolicy).
+    ...scriptedModelConfig(input.modelBaseUrl, undefined, { key: "firewall" }),
     cloudWorkers: { profiles: { vsb: { provider: "vercel-sandbox", settings } } },
     plugins: { entries: { "vercel-sandbox": { config: { suspend } } } },
   };
+}
+
+export interface Vm1Egress {
+  /** Where the API front and the host answer. */
+  hostAddress: string;
+  /** The scripted model's base URL (…/v1), on an address of its own. */
+  modelBaseUrl: string;
+  modelKey: string;
+}
+
+/**
+ * VM1's network policy, at create and at every wake: the registry and the host address as plain entries (their
+ * traffic passes untouched, the API front's TLS included), and the model's host with one request rule that sets
+ * `Authorization: Bearer <key>` on every request under the model's base path. The firewall adds the key after
+ * VM1's request has left it, so the key is in no file, environment or checkpoint of VM1.
+ */
+export function vm1NetworkPolicy(egress: Vm1Egress): NetworkPolicy {
+  const model = new URL(egress.modelBaseUrl);
+  const rule = {
+    match: { path: { startsWith: `${model.pathname.replace(/\/+$/, "")}/` } },
+    transform: [{ headers: { authorization: `Bearer ${egress.modelKey}` } }],
+  };
+  return { allow: { [PACKAGE_REGISTRY]: [], [egress.hostAddress]: [], [model.hostname]: [rule] } };
 }

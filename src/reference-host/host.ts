@@ -14,6 +14,7 @@ import {
   type VmConnection,
   verifyNotification,
   vmStatus,
+  type WakeOptions,
   wakeVm,
 } from "../host/index.js";
 import { BodyTooLargeError, bearerMatches, DEFAULT_MAX_BODY_BYTES, readBounded } from "./guards.js";
@@ -31,6 +32,11 @@ export interface HostConfig {
   vmName: string;
   /** How the gateway is started in a woken VM1. */
   start: { cmd: string; args?: string[]; env?: Record<string, string> };
+  /**
+   * VM1's network policy, set at every wake before the gateway starts: where credentials VM1 must not hold (the
+   * model's key) are added by the firewall as request rules (wakeVm's `networkPolicy`).
+   */
+  networkPolicy?: WakeOptions["networkPolicy"];
   /** Readiness of the woken gateway (e.g. GET /readyz on its port). */
   ready: () => Promise<boolean>;
   /** Hands a message to the running gateway; without it the host answers once VM1 is awake. */
@@ -111,6 +117,7 @@ export function createHost(config: HostConfig) {
       name: config.vmName,
       start: config.start,
       ready: () => config.ready(),
+      ...(config.networkPolicy ? { networkPolicy: config.networkPolicy } : {}),
     });
     // A gateway that was not frozen with its VM (it runs elsewhere, or the stop failed) still holds our lease:
     // resume it, so admission reopens. A freshly started gateway has none.
