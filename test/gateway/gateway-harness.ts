@@ -19,7 +19,7 @@ import { type SecretScan, scanForSecret } from "./files.js";
 import { freePort } from "./free-port.js";
 import { GatewayProcess, type StartOptions } from "./gateway-process.js";
 import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
-import { assertOpenClawRunnable, defaultOpenClawVersion, REPO_ROOT } from "./openclaw.js";
+import { assertOpenClawRunnable, defaultOpenClawVersion, PINNED_OPENCLAW_VERSION, REPO_ROOT } from "./openclaw.js";
 import { installPlugin, packPlugin } from "./plugin-package.js";
 import { ChildProcesses, type RunOptions, type RunResult } from "./processes.js";
 import { Redactor } from "./redactor.js";
@@ -154,7 +154,9 @@ export class GatewayHarness implements cli.CommandRunner {
   /** Starts `openclaw gateway run` and waits for /healthz and /readyz. */
   startGateway(options: StartOptions = {}): Promise<void> {
     this.#assertLive();
-    return this.#gateway.start(this.baseEnv(), options);
+    // A later release loads more before /healthz (2026.9.6: 78 s measured on a busy 2-core machine).
+    const timeoutMs = options.timeoutMs ?? (this.openclawVersion === PINNED_OPENCLAW_VERSION ? undefined : 300_000);
+    return this.#gateway.start(this.baseEnv(), { ...options, timeoutMs });
   }
 
   httpStatus(pathname: string, headers: Record<string, string> = {}): Promise<number> {
