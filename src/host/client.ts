@@ -23,6 +23,7 @@ export interface GatewayClientOptions {
   baseUrl: string;
   /** The gateway token (or password). */
   token: string;
+  /** Bounds each request (30 s by default); a suspend request may wait for what is left of its deadline. */
   timeoutMs?: number;
   dispatcher?: Dispatcher;
 }
@@ -76,9 +77,11 @@ export interface SuspendOptions {
 
 export class GatewayClient {
   readonly #options: GatewayClientOptions;
+  readonly #timeoutMs: number;
 
   constructor(options: GatewayClientOptions) {
     this.#options = options;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
   }
 
   status(): Promise<StatusResult> {
@@ -86,8 +89,9 @@ export class GatewayClient {
   }
 
   /** One suspend attempt. */
-  suspendOnce(requestId: string, signal?: AbortSignal): Promise<SuspendResult> {
-    return this.#call("POST", ROUTES.suspend, { requestId }, SuspendResultSchema, signal);
+  /** One suspend request. `timeoutMs` (default: the client's) bounds it: the route reclaims workers first. */
+  suspendOnce(requestId: string, signal?: AbortSignal, timeoutMs?: number): Promise<SuspendResult> {
+    return this.#call("POST", ROUTES.suspend, { requestId }, SuspendResultSchema, signal, timeoutMs);
   }
 
   /**
@@ -105,7 +109,9 @@ export class GatewayClient {
       for (;;) {
         signal?.throwIfAborted();
         sent = true;
-        const result = await this.suspendOnce(requestId, signal);
+        // The route reclaims the workers (their release and proof of absence) before it answers, which may take
+        // longer than a status call: each request may wait for what is left of the deadline.
+        const result = await this.suspendOnce(requestId, signal, Math.max(this.#timeoutMs, deadline - Date.now()));
         signal?.throwIfAborted();
         if (result.status === "ready") return result;
         if (Date.now() + result.retryAfterMs > deadline) {
@@ -149,8 +155,8 @@ export class GatewayClient {
     body: unknown,
     schema: TSchema,
     signal?: AbortSignal,
+    timeoutMs = this.#timeoutMs,
   ): Promise<T> {
-    const timeoutMs = this.#options.timeoutMs ?? 30_000;
     const response = await request(new URL(route, this.#options.baseUrl), {
       method,
       headers: {

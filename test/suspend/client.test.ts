@@ -82,6 +82,18 @@ describe("host GatewayClient", () => {
     expect(result).toMatchObject({ status: "busy", reason: "activity" });
   });
 
+  it("a suspend request slower than the client's timeout is waited for while the deadline allows", async () => {
+    // The route answers only after the gateway prepared (workers reclaimed): longer than a status call may take.
+    const prepare = holdNext("gateway.suspend.prepare");
+    const quick = new GatewayClient({ baseUrl, token: TOKEN, timeoutMs: 300 });
+    const pending = quick.suspend({ requestId: "slow-1", deadlineMs: 30_000 });
+    await prepare.inside;
+    await new Promise((resolve) => setTimeout(resolve, 3_000)); // ten of the client's timeouts (undici checks them every second or so)
+    prepare.release();
+    expect(await pending).toMatchObject({ status: "ready" });
+    expect(received.map((r) => r.requestId)).toEqual(["slow-1"]);
+  });
+
   it("resume returns whether a lease was resumed", async () => {
     const client = new GatewayClient({ baseUrl, token: TOKEN });
     const ready = await client.suspend();
