@@ -6,12 +6,15 @@
 // nothing else: no default route, no address on the host's end, so the sandbox reaches exactly the named
 // addresses (the host accepts packets for its own addresses on any interface) and never forwards beyond
 // them. A policy update replaces the routes at once, for running commands too. The link dies with the
-// namespace. Everything else still leaves only through the session's proxy (isolation.ts).
+// namespace. Everything else still leaves only through the session's proxy (isolation.ts). An address whose
+// allow entry has request rules (transform, forwardURL, response) gets no direct route: as on Vercel, where every
+// connection passes the firewall, its traffic must go through the proxy that applies them (egress-intercept.ts).
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { hostAddresses } from "../infra/index.js";
 import { directDestinations, egressRules, namesAnyAddress } from "./egress-policy.js";
+import { rulesFor } from "./egress-rules.js";
 import type { SessionRecord } from "./registry.js";
 
 const run = promisify(execFile);
@@ -76,7 +79,11 @@ async function apply(session: SessionRecord): Promise<void> {
   const rules = egressRules(session.networkPolicy);
   // Most policies name no address: no need to ask the kernel for the host's addresses then.
   if (!namesAnyAddress(rules) && !links.has(session)) return;
-  const wanted = new Set(directDestinations(rules, await hostAddresses()));
+  const wanted = new Set(
+    directDestinations(rules, await hostAddresses()).filter(
+      (address) => rulesFor(session.networkPolicy, address).length === 0,
+    ),
+  );
   if (wanted.size === 0 && !links.has(session)) return;
   const { host, sandboxIp, routes } = await linkOf(session);
   for (const address of [...routes].filter((a) => !wanted.has(a))) {

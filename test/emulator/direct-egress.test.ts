@@ -74,6 +74,16 @@ describe.each(SDKS)("direct egress with SDK %s", (_version, { Sandbox }) => {
     await sandbox.delete();
   });
 
+  it("an address whose entry has request rules gets no direct path: its traffic must pass the rules", async () => {
+    const sandbox = await Sandbox.create({ ...connect(emulator()), networkPolicy: { allow: [testHost] } });
+    expect(await raw(sandbox)).toBe("hello from the test host");
+    const rules = [{ transform: [{ headers: { authorization: "Bearer direct-route-spec-value" } }] }];
+    await sandbox.updateNetworkPolicy({ allow: { [testHost]: rules } });
+    expect(await raw(sandbox)).toBe("blocked");
+    expect((await (await sandbox.runCommand("ip", ["-4", "route"])).stdout()).trim()).toBe("");
+    await sandbox.delete();
+  });
+
   it("allow-all, * and deny-all never open a direct path to the host", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     expect(await raw(sandbox)).toBe("blocked");
