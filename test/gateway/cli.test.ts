@@ -199,7 +199,7 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       expect(result.code, gw().describeFailure("images", result)).toBe(0);
       expect(parseCliJson(result.stdout)).toEqual({ images: [image], diagnostics: [] });
       const table = await vsb(["images"]);
-      expect(table.stdout).toMatch(/^snap_cli_test\s+kkkkkkkkkkkk\s+script\s+cccccccccccc\s/m);
+      expect(table.stdout).toMatch(/^snap_cli_test\s+project\s+kkkkkkkkkkkk\s+script\s+cccccccccccc\s/m);
     });
   });
 });
