@@ -140,11 +140,13 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
           vercel: "running",
           keepalive: false,
           destroyedAt: null,
+          counted: null, // no profile sets maxWorkers: the cap counts nothing
+          sessions: [],
         },
       ]);
       const table = await vsb(["status"]);
       expect(table.stdout).toMatch(/^Gateway: reachable$/m);
-      expect(table.stdout).toMatch(/^vsb_a{24}\s+vsb\s+-\s+none\s+running\s+off$/m);
+      expect(table.stdout).toMatch(/^vsb_a{24}\s+vsb\s+-\s+none\s+running\s+off\s+-\s+-$/m);
     });
 
     it("gc --dry-run --json removes nothing; gc --json removes the unowned lease's sandbox with proof and keeps the foreign one", {
