@@ -2,15 +2,11 @@
 // per host, signed by the emulator's route CA, which every sandbox already trusts (image.ts). Issued
 // on first use with the openssl CLI (node:crypto cannot sign certificates), reusing the route
 // server's key, and kept in memory only; the CA key never leaves the data dir and never enters a sandbox.
-import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { isIP } from "node:net";
 import path from "node:path";
-import { promisify } from "node:util";
+import { signLeaf } from "../infra/index.js";
 import type { RouteCa } from "./route-ca.js";
-
-const run = promisify(execFile);
 
 export interface LeafCertificate {
   key: string;
@@ -41,39 +37,15 @@ export class InterceptCertificates {
     const caDir = path.join(this.dataDir, "route-ca");
     const work = await mkdtemp(path.join(caDir, "egress-"));
     try {
-      const at = (name: string) => path.join(work, name);
-      const altName = isIP(host) === 0 ? `DNS:${host}` : `IP:${host}`;
-      await run("openssl", [
-        "req",
-        "-new",
-        "-key",
-        path.join(caDir, "leaf.key"),
-        "-subj",
-        `/CN=${isIP(host) === 0 ? host : "egress"}`,
-        "-addext",
-        `subjectAltName=${altName}`,
-        "-out",
-        at("leaf.csr"),
-      ]);
-      await run("openssl", [
-        "x509",
-        "-req",
-        "-in",
-        at("leaf.csr"),
-        "-CA",
-        path.join(caDir, "ca.crt"),
-        "-CAkey",
-        path.join(caDir, "ca.key"),
-        "-set_serial",
-        `0x${randomBytes(12).toString("hex")}`,
-        "-days",
-        "30",
-        "-copy_extensions",
-        "copy",
-        "-out",
-        at("leaf.crt"),
-      ]);
-      return { key, cert: await readFile(at("leaf.crt"), "utf8") };
+      const cert = await signLeaf({
+        dir: work,
+        ca: { cert: path.join(caDir, "ca.crt"), key: path.join(caDir, "ca.key") },
+        key: { use: path.join(caDir, "leaf.key") },
+        subject: isIP(host) === 0 ? host : "egress",
+        altName: isIP(host) === 0 ? `DNS:${host}` : `IP:${host}`,
+        days: 30,
+      });
+      return { key, cert };
     } finally {
       await rm(work, { recursive: true, force: true });
     }

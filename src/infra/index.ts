@@ -1,7 +1,13 @@
 // The door of the shared infrastructure every room above stands on and none owns: redaction (one place, on
 // every path out), crash-safe JSON files of our own state, the worker types OpenClaw's contract implies, a
 // private CA's certificates, temp dirs a process owns, and the host's own addresses in one spelling.
-export { type CertificateRequest, type IssuedCertificates, issueCertificates } from "./certificates.js";
+export {
+  type CertificateRequest,
+  type IssuedCertificates,
+  issueCertificates,
+  type LeafRequest,
+  signLeaf,
+} from "./certificates.js";
 export {
   DamagedFileError,
   DurableFile,
