@@ -33,10 +33,35 @@ export interface VercelSandboxProviderOptions extends VercelClientOptions {
   activity?: { provisionStarted(leaseId: string): void; provisionEnded(leaseId: string): void };
 }
 
-export type VercelSandboxProvider = WorkerProvider & {
-  renew(leaseId: string): Promise<void>;
-  /** Stops every keepalive; the plugin service calls it on gateway stop. */
-  dispose(): Promise<void>;
-  /** Leases whose keepalive runs in this process (diagnostics). */
-  keepaliveLeases(): string[];
-};
+/** A profile as core hands it to a provider (its settings snapshot). */
+export type WorkerProfile = Parameters<WorkerProvider["inspect"]>[0]["profile"];
+
+/** What core fingerprints before a prepared allocation: the effective machine class and platform. */
+export interface PreparationTarget {
+  machineClass: string;
+  platform: string;
+  arch?: string;
+}
+
+/**
+ * The prepared-pool members OpenClaw 2026.9.4 and later ask of a provider that keeps ready workers
+ * (docs/plugins/sdk-overview/capabilities.md, "prepared-project ready capacity"). 2026.9.2's WorkerProvider
+ * lacks them, so they are declared here; a 9.2 gateway never calls them.
+ */
+export interface PreparedPoolMembers {
+  resolvePreparationTarget(profile: WorkerProfile, machineClass?: string, os?: string): PreparationTarget | undefined;
+  resolvePreparedIdleTimeoutMs(profile: WorkerProfile): number | undefined;
+  notePreparedDemand(
+    lease: { leaseId: string; profile: WorkerProfile },
+    demand: { preparationKey: string; demandAtMs: number },
+  ): Promise<void>;
+}
+
+export type VercelSandboxProvider = WorkerProvider &
+  PreparedPoolMembers & {
+    renew(leaseId: string): Promise<void>;
+    /** Stops every keepalive; the plugin service calls it on gateway stop. */
+    dispose(): Promise<void>;
+    /** Leases whose keepalive runs in this process (diagnostics). */
+    keepaliveLeases(): string[];
+  };

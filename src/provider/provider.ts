@@ -9,12 +9,20 @@ import { createResolveAllocation, listMachineOptions, supportsProjectPreparation
 import { createDestroy } from "./members/destroy.js";
 import { createInspect } from "./members/inspect.js";
 import { createMaintain } from "./members/maintain.js";
+import { resolvePreparationTarget, resolvePreparedIdleTimeoutMs } from "./members/preparation-target.js";
+import { createNotePreparedDemand } from "./members/prepared-demand.js";
+import { withPreparedWorkspaces } from "./members/prepared-provision.js";
 import { createProvision } from "./members/provision.js";
 import { createRenewal } from "./members/renewal.js";
 import { PROVIDER_ID, type VercelSandboxProvider, type VercelSandboxProviderOptions } from "./options.js";
 import { createParts } from "./parts.js";
 
-export { PROVIDER_ID, type VercelSandboxProvider, type VercelSandboxProviderOptions } from "./options.js";
+export {
+  PROVIDER_ID,
+  type PreparedPoolMembers,
+  type VercelSandboxProvider,
+  type VercelSandboxProviderOptions,
+} from "./options.js";
 export type { EnrollmentContext, NodeEnroller } from "./steps/enroll.js";
 export type { AdoptLookups, ProvisionStep } from "./steps/run.js";
 
@@ -29,7 +37,10 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     supportsProjectPreparation,
     listMachineOptions,
     resolveAllocation: createResolveAllocation(parts),
-    provision: createProvision(parts, renewal),
+    resolvePreparationTarget,
+    resolvePreparedIdleTimeoutMs,
+    notePreparedDemand: createNotePreparedDemand(parts),
+    provision: withPreparedWorkspaces(createProvision(parts, renewal)),
     resolveProvisionTimeoutMs,
     inspect: createInspect(parts, renewal),
     destroy: createDestroy(parts, renewal),
