@@ -36,7 +36,10 @@ export const resolvePreparationTarget: PreparedPoolMembers["resolvePreparationTa
 /**
  * The provider's existing idle policy: the profile's `timeout`, the most a sandbox of it runs without the
  * lease's keepalive. Core measures it from the demand that asked for the ready worker and destroys the worker
- * once it passes unused.
+ * once it passes unused. A profile with `maxWorkers` keeps no ready worker (undefined): one would hold a slot of
+ * the cap, and admitting it could reclaim a session's idle worker to make room for a worker nobody asked for.
  */
-export const resolvePreparedIdleTimeoutMs: PreparedPoolMembers["resolvePreparedIdleTimeoutMs"] = (profile) =>
-  preparedSettings(profile)?.timeoutMs;
+export const resolvePreparedIdleTimeoutMs: PreparedPoolMembers["resolvePreparedIdleTimeoutMs"] = (profile) => {
+  const settings = preparedSettings(profile);
+  return settings && settings.maxWorkers === undefined ? settings.timeoutMs : undefined;
+};
