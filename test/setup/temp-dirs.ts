@@ -54,6 +54,8 @@ export const OUR_TEMP_PREFIXES = [
   "image-store-",
   "ledger-",
   "vsb-maintain-",
+  // Codex specs (test/gateway/codex)
+  "codex-responses-spec-",
   // bench
   "bench-base-",
   "bench-gateway-",

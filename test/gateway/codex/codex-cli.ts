@@ -1,0 +1,91 @@
+// The Codex CLI the Codex specs drive: `@openai/codex` at the version `@openclaw/codex` 2026.9.5 pins, installed
+// once from the registry into .cache/codex-cli/<version> (its own small npm project with the repo's .npmrc, so
+// release age and strict install scripts stay on; the package has none), never into the root node_modules.
+// Also the `-c` overrides that point Codex at a scripted Responses server and keep it offline.
+import { existsSync } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { NPM_CACHE, REPO_ROOT } from "../openclaw.js";
+import { ChildProcesses } from "../processes.js";
+
+/** The `@openai/codex` that `@openclaw/codex@2026.9.5` depends on (its package.json). */
+export const CODEX_CLI_VERSION = "0.154.0";
+/** The model provider id the overrides define. */
+export const SCRIPTED_PROVIDER = "scripted";
+
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+
+function prefixOf(version: string): string {
+  return path.join(REPO_ROOT, ".cache", "codex-cli", version);
+}
+
+/** The native `codex` binary of the installed platform package (linux x64 only, as the test machines are). */
+function nativeBinary(prefix: string): string {
+  return path.join(
+    prefix,
+    "node_modules",
+    "@openai",
+    "codex-linux-x64",
+    "vendor",
+    "x86_64-unknown-linux-musl",
+    "bin",
+    "codex",
+  );
+}
+
+/** Installs `@openai/codex@version` once (staging dir renamed into place) and returns its native binary. */
+export async function ensureCodexCli(version = CODEX_CLI_VERSION): Promise<string> {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    throw new Error(`the Codex specs run on linux x64 only (this is ${process.platform} ${process.arch})`);
+  }
+  const prefix = prefixOf(version);
+  if (existsSync(nativeBinary(prefix))) return nativeBinary(prefix);
+  await fs.mkdir(path.dirname(prefix), { recursive: true });
+  const staging = await fs.mkdtemp(`${prefix}-staging-`);
+  const processes = new ChildProcesses((text) => text);
+  try {
+    const manifest = { name: "codex-cli-for-specs", private: true, dependencies: { "@openai/codex": version } };
+    await fs.writeFile(path.join(staging, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    await fs.copyFile(path.join(REPO_ROOT, ".npmrc"), path.join(staging, ".npmrc"));
+    const result = await processes.run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: staging,
+      timeoutMs: INSTALL_TIMEOUT_MS,
+      env: { ...(process.env as Record<string, string>), npm_config_cache: NPM_CACHE },
+    });
+    if (result.code !== 0) {
+      throw new Error(
+        `npm install @openai/codex@${version} failed (exit ${result.code}):\n${result.stderr.slice(-3000)}`,
+      );
+    }
+    if (!existsSync(nativeBinary(staging))) throw new Error(`npm installed no native codex binary in ${staging}`);
+    if (!existsSync(nativeBinary(prefix))) {
+      await fs.rm(prefix, { recursive: true, force: true });
+      await fs.rename(staging, prefix).catch((error: NodeJS.ErrnoException) => {
+        if (!existsSync(nativeBinary(prefix))) throw error;
+      });
+    }
+  } finally {
+    await processes.terminateAll();
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+  return nativeBinary(prefix);
+}
+
+/**
+ * Codex `-c` overrides (and flags) that send every model request to `baseUrl` (a scripted Responses server) with
+ * no key and no login, and keep Codex off the network otherwise (no plugins sync, no analytics). `openaiBaseUrl`
+ * also points Codex's built-in `openai` provider there, for a caller (OpenClaw's harness) that names it.
+ */
+export function scriptedCodexArgs(baseUrl: string): string[] {
+  const provider = `{name="${SCRIPTED_PROVIDER}",base_url="${baseUrl}",wire_api="responses"}`;
+  return [
+    "-c",
+    `model_provider="${SCRIPTED_PROVIDER}"`,
+    "-c",
+    `model_providers.${SCRIPTED_PROVIDER}=${provider}`,
+    "-c",
+    `openai_base_url="${baseUrl}"`,
+    "-c",
+    "analytics.enabled=false",
+  ];
+}
