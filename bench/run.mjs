@@ -6,7 +6,7 @@
 // provisions, default 50 / 20), BENCH_LEASES (tracked leases for memory, default 50), BENCH_SUSPEND_RUNS
 // (suspend/resume cycles, default 7), BENCH_WARM_PAIRS (projects provisioned cold then warm, default 5),
 // BENCH_BASE_SAMPLES (cold new project then base-started new project, default 3; BENCH_RUNTIME=fixture for an
-// offline, dependency-free runtime archive), BENCH_ONLY=base (that section alone).
+// offline, dependency-free runtime archive), BENCH_ONLY=base or BENCH_ONLY=emulator (that section alone).
 // BENCH_GATEWAY=0 skips the real-gateway section (memory inside the gateway, suspend).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release } from "node:os";
@@ -17,7 +17,7 @@ import { baseColdMarkdown, formattedJson, markdown } from "./lib/report.mjs";
 import { round } from "./lib/stats.mjs";
 import { baseVsCold } from "./sections/base.mjs";
 import { concurrency } from "./sections/concurrency.mjs";
-import { emulatorCost } from "./sections/emulator.mjs";
+import { emulatorCost, emulatorMarkdown } from "./sections/emulator.mjs";
 import { onRealGateway } from "./sections/gateway.mjs";
 import { memory } from "./sections/memory.mjs";
 import { overhead } from "./sections/overhead.mjs";
@@ -69,6 +69,19 @@ if (process.env.BENCH_ONLY === "base") {
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${formattedJson(record)}\n`);
   process.stdout.write(`${baseColdMarkdown(record.baseCold)}\n\nJSON: ${out}\n`);
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === "emulator") {
+  step(`emulator cost, ${runs} runs`);
+  try {
+    record.emulator = await emulatorCost(api, runs);
+  } finally {
+    await api.close();
+  }
+  record.machine.loadAverage1m.end = round(loadavg()[0]);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${formattedJson(record)}\n`);
+  process.stdout.write(`${emulatorMarkdown(record.emulator)}\n\nJSON: ${out}\n`);
   process.exit(0);
 }
 try {

@@ -25,7 +25,8 @@
 // Lifetime: the holder is started through `setpriv --pdeathsig KILL` and `unshare --kill-child`, so if
 // the emulator process dies by any means (SIGKILL included) the holder dies, and with PID 1 every
 // process of the sandbox. Stop kills the holder the same way. The upper layer survives, which keeps
-// files across stop/resume and is what a snapshot copies.
+// files across stop/resume; a snapshot freezes it into a read-only layer the sandbox (and sandboxes created
+// from the snapshot) then stand on, under a fresh upper layer (layers.ts).
 //
 // Network (egress.ts): each holder has its own network namespace containing only `lo`.
 // - `deny-all`: no route out.
@@ -62,6 +63,7 @@ import { joinCgroups } from "./cgroup-layout.js";
 import type { HolderMount } from "./drives.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
+import { IDMAP_SCRIPT, type LayerStack } from "./layers.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -123,13 +125,19 @@ export function sandboxLayout(dir: string) {
     upper: path.join(dir, "fs", "upper"),
     work: path.join(dir, "work"),
     root: path.join(dir, "root"),
+    /** Where the holder mounts the overlay from, and the idmapped frozen layers (layers.ts) at `<i>`. */
+    layers: path.join(dir, "l"),
   };
 }
 
-/** The sandbox's own layers; the upper layer is sandbox root's (host id `idBase`), so `/` is root's. */
-export async function prepareLayers(dir: string, idBase: number): Promise<void> {
+/**
+ * The sandbox's own layers; the upper layer is sandbox root's (host id `idBase`), so `/` is root's.
+ * `idmapped` mount points (layers.ts) are made in the layer dir.
+ */
+export async function prepareLayers(dir: string, idBase: number, idmapped = 0): Promise<void> {
   const l = sandboxLayout(dir);
-  await Promise.all([l.upper, l.work, l.root].map((d) => mkdir(d, { recursive: true })));
+  const points = Array.from({ length: idmapped }, (_, i) => path.join(l.layers, String(i)));
+  await Promise.all([l.upper, l.work, l.root, l.layers, ...points].map((d) => mkdir(d, { recursive: true })));
   await lchown(l.upper, idBase, idBase);
 }
 
@@ -143,12 +151,17 @@ DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 IMAGE=$5 IMAGE_USR=$6 BASE=$7 COUNT=$8 NODE=$9
 shift 9
 # Its own UTS namespace: the sandbox's name is its own, never the host's.
 echo sandbox > /proc/sys/kernel/hostname
-# Layer paths are relative to the data dir, so the sandbox's mount table names nothing of the host.
-cd "$DATA"
+# Layer paths are relative to the data dir (the root overlay's to the sandbox's layer dir), so the sandbox's
+# mount table names nothing of the host. Frozen layers of another id range are mounted idmapped first (layers.ts).
+cd "$DATA"; cd "$LAYER_DIR"
+if [ -n "$IDMAPS" ]; then
+  printf '%s\n' "$IDMAPS" | python3 -c "$IDMAP_SCRIPT" "$COUNT" || { echo "idmapped layer mount failed" >&2; exit 1; }
+fi
 n=0
-until mount -t overlay overlay -o "lowerdir=$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
+until mount -t overlay overlay -o "lowerdir=$LOWERS$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
   n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
 done
+cd "$DATA"
 mount -t overlay overlay -o "lowerdir=$IMAGE_USR:/usr" "$ROOT/usr"
 for d in "$@"; do mount --rbind "/$d" "$ROOT/$d"; mount -o remount,bind,ro "$ROOT/$d"; done
 mount -t proc -o nosuid,nodev,noexec proc "$ROOT/proc"
@@ -264,8 +277,11 @@ export async function startHolder(
   cgroupProcs: readonly string[] = [],
   /** Drives to bind into the sandbox (drives.ts); sources relative to the data dir. */
   mounts: readonly HolderMount[] = [],
+  /** The frozen layers under the sandbox's upper layer (layers.ts stackPlan); none for a fresh sandbox. */
+  stack: LayerStack = { lowers: [], idmaps: [] },
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
+  const fromLayers = (p: string) => path.relative(l.layers, p);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
   // setpriv's parent-death signal reaches unshare when the emulator dies; unshare's --kill-child then
   // takes PID 1, and with it the whole PID namespace. The join prefix runs first, so by the time unshare
@@ -292,13 +308,13 @@ export async function startHolder(
     "holder",
     dataDir,
     l.root,
-    path.relative(dataDir, l.upper),
-    path.relative(dataDir, l.work),
-    path.relative(dataDir, image.root),
+    fromLayers(l.upper),
+    fromLayers(l.work),
+    fromLayers(image.root),
     path.relative(dataDir, image.usr),
     String(image.idBase),
     String(SANDBOX_ID_COUNT),
-    path.relative(dataDir, image.node),
+    fromLayers(image.node),
     ...systemDirs,
   ]);
   const child = spawn(
@@ -311,6 +327,10 @@ export async function startHolder(
       env: {
         PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
         DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
+        LAYER_DIR: path.relative(dataDir, l.layers),
+        LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
+        IDMAPS: stack.idmaps.join("\n"),
+        IDMAP_SCRIPT,
       },
       detached: true,
     },

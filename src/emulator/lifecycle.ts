@@ -1,9 +1,9 @@
 // Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
 // layer), stop (kill the namespace; also on session timeout, as Vercel does), snapshot (stop,
-// then copy the sandbox's layer) and delete. The SDK's auto-resume relies on stopped sessions
+// then freeze the sandbox's upper layer, layers.ts) and delete. The SDK's auto-resume relies on stopped sessions
 // answering 410 and on `get?resume=true` booting a new session, which starts here.
 import { type ChildProcess, execFile } from "node:child_process";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups } from "./cgroups.js";
@@ -13,6 +13,7 @@ import { InterceptCertificates } from "./egress-certs.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
+import { flattenLayers, type LayerRef, layerBytes, MAX_LAYERS, stackPlan, sweepLayers } from "./layers.js";
 import { shiftOwners } from "./owner-shift.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
@@ -78,28 +79,42 @@ export class Lifecycle {
     return path.join(this.dataDir, "sandboxes", encodeURIComponent(name));
   }
 
-  /** Replaces a sandbox's filesystem with a snapshot's copy (or an empty layer). */
+  /** Gives a sandbox a fresh, empty upper layer over a snapshot's frozen chain (or the bare image): no copy. */
   async resetLayers(sandbox: SandboxRecord, snapshotId: string | undefined): Promise<void> {
     const layout = sandboxLayout(sandbox.dir);
-    await rm(layout.fs, { recursive: true, force: true });
     const snap = this.registry.liveSnapshot(snapshotId);
-    if (snap) {
-      await mkdir(sandbox.dir, { recursive: true });
-      await run("cp", ["-a", "--reflink=auto", path.join(snap.dir, "fs"), layout.fs]);
-      await shiftOwners(layout.fs, snap.idBase, sandbox.idBase);
-      snap.lastUsedAt = Date.now();
-    }
+    sandbox.lowers = snap ? [...snap.layers] : [];
+    if (snap) snap.lastUsedAt = Date.now();
+    await Promise.all([layout.fs, layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
     await prepareLayers(sandbox.dir, sandbox.idBase);
+    await this.sweep();
   }
 
-  /** Gives `to` a copy of `from`'s current files (fork of a sandbox that has no snapshot). */
+  /** Gives `to` a copy of `from`'s upper layer over the same frozen chain (fork of a sandbox that has no snapshot). */
   async copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
     const target = sandboxLayout(to.dir).fs;
+    to.lowers = [...(from.lowers ?? [])];
     await rm(target, { recursive: true, force: true });
     await mkdir(to.dir, { recursive: true });
     await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
     await shiftOwners(target, from.idBase, to.idBase);
     await prepareLayers(to.dir, to.idBase);
+  }
+
+  /** Removes the layers of gone snapshots that no sandbox and no live snapshot stands on (layers.ts). */
+  async sweep(): Promise<void> {
+    const sandboxes = [...this.registry.sandboxes.values()];
+    const snaps = [...this.registry.snapshots.values()];
+    const roots = [
+      ...sandboxes.map((s) => s.lowers ?? []),
+      ...snaps.filter((s) => this.registry.liveSnapshot(s.id)).map((s) => s.layers),
+    ];
+    const gone = new Map(
+      snaps
+        .filter((s) => !s.layersFreed && !this.registry.liveSnapshot(s.id))
+        .map((s) => [path.relative(this.dataDir, s.dir), s]),
+    );
+    for (const home of await sweepLayers(this.dataDir, roots, gone.keys())) gone.get(home)!.layersFreed = true;
   }
 
   /** Boots a new running session for the sandbox and makes it current. */
@@ -127,6 +142,9 @@ export class Lifecycle {
       const image = await this.sandboxImage(sandbox.idBase);
       const running = (id: string) => this.registry.sessions.get(id)?.status === "running";
       const mounts = (await this.drives?.attach(sandbox, session, running)) ?? [];
+      const layout = sandboxLayout(sandbox.dir);
+      const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
+      await prepareLayers(sandbox.dir, sandbox.idBase, stack.idmaps.length);
       const limits = this.cgroups.create(session.id, session.vcpus);
       session.holder = await startHolder(
         sandbox.dir,
@@ -136,6 +154,7 @@ export class Lifecycle {
         HOLDER_READY_TIMEOUT_MS,
         limits,
         mounts,
+        stack,
       );
     } catch (error) {
       this.drives?.detach(session.id);
@@ -241,14 +260,35 @@ export class Lifecycle {
     }
   }
 
-  /** Stops the session (as Vercel does) and copies the sandbox's layer into a new snapshot. */
+  /**
+   * Stops the session (as Vercel does) and freezes the sandbox's upper layer into a new snapshot by moving
+   * it (no copy); the sandbox stands on the snapshot's chain under a fresh upper layer from then on.
+   */
   async snapshot(sandbox: SandboxRecord, session: SessionRecord, expiration?: number): Promise<SnapshotRecord> {
     await this.stop(session, "snapshotting");
     const id = newId("snap");
     const dir = path.join(this.dataDir, "snapshots", id);
+    const layout = sandboxLayout(sandbox.dir);
     await mkdir(dir, { recursive: true });
-    await run("cp", ["-a", "--reflink=auto", sandboxLayout(sandbox.dir).fs, path.join(dir, "fs")]);
-    const { stdout } = await run("du", ["-sb", path.join(dir, "fs")]).catch(() => ({ stdout: "0" }));
+    await rename(layout.fs, path.join(dir, "fs"));
+    const own = path.join(dir, "fs", "upper");
+    const top: LayerRef = {
+      dir: path.relative(this.dataDir, own),
+      idBase: sandbox.idBase,
+      bytes: await layerBytes(own),
+    };
+    let layers = [top, ...(sandbox.lowers ?? [])];
+    if (layers.length > MAX_LAYERS) {
+      // Flatten: one merged layer in place of the chain (a copy, once per MAX_LAYERS snapshots).
+      const merged = path.join(dir, "merged");
+      await flattenLayers(this.dataDir, layers, merged, sandbox.idBase);
+      await rm(own, { recursive: true, force: true });
+      await rename(merged, own);
+      layers = [{ ...top, bytes: await layerBytes(own) }];
+    }
+    sandbox.lowers = layers;
+    await Promise.all([layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
+    await prepareLayers(sandbox.dir, sandbox.idBase);
     const now = Date.now();
     const ttl = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION;
     const snap: SnapshotRecord = {
@@ -257,18 +297,20 @@ export class Lifecycle {
       sandboxName: sandbox.name,
       region: sandbox.region,
       status: "created",
-      sizeBytes: Number.parseInt(stdout, 10) || 0,
+      sizeBytes: layers.reduce((sum, l) => sum + l.bytes, 0),
       createdAt: now,
       updatedAt: now,
       expiresAt: ttl === 0 ? undefined : now + ttl,
       parentId: session.sourceSnapshotId,
       dir,
       idBase: sandbox.idBase,
+      layers,
     };
     this.registry.snapshots.set(id, snap);
     session.snapshottedAt = now;
     if (sandbox.persistent) sandbox.currentSnapshotId = id;
     await this.evict(sandbox);
+    await this.sweep();
     return snap;
   }
 
@@ -284,7 +326,7 @@ export class Lifecycle {
   async deleteSnapshot(snap: SnapshotRecord): Promise<void> {
     snap.status = "deleted";
     snap.updatedAt = Date.now();
-    await rm(snap.dir, { recursive: true, force: true });
+    await this.sweep();
   }
 
   async deleteSandbox(sandbox: SandboxRecord, deleteOrphanSnapshots: boolean): Promise<void> {
@@ -293,6 +335,7 @@ export class Lifecycle {
     // A create of the same name may already hold the slot (Registry.withName): never remove its record.
     if (this.registry.sandboxes.get(sandbox.name) === sandbox) this.registry.sandboxes.delete(sandbox.name);
     await rm(sandbox.dir, { recursive: true, force: true });
+    await this.sweep();
     if (!deleteOrphanSnapshots) return;
     const used = new Set([...this.registry.sandboxes.values()].flatMap((s) => [s.currentSnapshotId, s.baseSnapshotId]));
     for (const snap of this.registry.snapshots.values()) {

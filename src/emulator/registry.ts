@@ -6,6 +6,7 @@ import type { SessionEgress } from "./egress.js";
 import type { CommandProcess } from "./executor.js";
 import { freeIdBase, ID_SLOTS } from "./id-ranges.js";
 import type { Holder } from "./isolation.js";
+import type { LayerRef } from "./layers.js";
 
 export type SessionStatus = "pending" | "running" | "stopping" | "stopped" | "failed" | "aborted" | "snapshotting";
 
@@ -40,6 +41,8 @@ export interface SandboxRecord {
   dir: string;
   /** Host id of the sandbox's id 0: its own id range, kept for its life (id-ranges.ts). */
   idBase: number;
+  /** Frozen layers (top first) under its own upper layer: its last snapshot's, or its source's (layers.ts). */
+  lowers?: LayerRef[];
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
   /** Drives mounted into its sessions, by path (drives.ts); applied at the next boot. */
@@ -85,9 +88,14 @@ export interface SnapshotRecord {
   expiresAt?: number;
   lastUsedAt?: number;
   parentId?: string;
+  /** `snapshots/<id>`: holds its own frozen layer, kept after a delete while a chain stands on it (layers.ts). */
   dir: string;
-  /** The id range its files are owned by (its sandbox's); a restore into another range shifts them. */
+  /** The id range of its own layer's owners (its sandbox's). */
   idBase: number;
+  /** Its chain of frozen layers, its own first (layers.ts). */
+  layers: LayerRef[];
+  /** Set once its gone snapshot's own layer has been removed (no chain stood on it any more). */
+  layersFreed?: boolean;
 }
 
 export { newId } from "./ids.js";

@@ -19,6 +19,7 @@ export const OUR_TEMP_PREFIXES = [
   "emu-boot-",
   "emu-cli-",
   "emu-data-dir-",
+  "emu-layers-",
   "emu-dl-",
   "emu-killed-",
   "emulator-races-",

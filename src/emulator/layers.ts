@@ -1,0 +1,203 @@
+// Layered snapshots. A sandbox's `/` is an overlay of its own upper layer over a chain of frozen layers
+// (top first) over the image. A snapshot freezes the upper layer by moving it (a rename, no copy) to
+// `snapshots/<id>/fs/upper`; its chain is that layer over the sandbox's own chain, and the sandbox goes on
+// over that chain with a fresh, empty upper layer. A sandbox created from a snapshot gets a fresh upper
+// layer over the snapshot's chain: cost independent of the filesystem's size.
+// - Owners: a frozen layer's files keep the host ids of the sandbox that wrote them (its id range,
+//   id-ranges.ts). A sandbox of another range sees such a layer through an idmapped mount (open_tree +
+//   mount_setattr(MOUNT_ATTR_IDMAP) + move_mount, made in the holder's private mount namespace, read-only)
+//   that shows that range's ids as its own; nothing is copied or chowned, and no two live sandboxes share a
+//   range. Host root's files stay host root's; other ids show as the overflow id (`nobody`).
+// - Immutability: a frozen layer is only ever an overlay lower layer (or an idmapped read-only mount of
+//   one); writes go to the upper layer of the sandbox that makes them, so they never reach the snapshot or
+//   a sibling sandbox standing on it.
+// - Lifetime: a deleted (or expired) snapshot's layer stays while a sandbox or a live snapshot stands on it;
+//   `sweepLayers` (mark and sweep from the registry's sandboxes and live snapshots) removes it once none does.
+//   The registry lives in memory and the data dir goes with the emulator (data-dir.ts), so nothing outlives it.
+// - Depth: a chain longer than MAX_LAYERS is flattened into one new layer (a host-side merge that keeps
+//   whiteouts and opaque directories, as the overlay reads them), which costs a copy once per MAX_LAYERS snapshots.
+import { execFile } from "node:child_process";
+import { rm } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { SANDBOX_ID_COUNT } from "./id-ranges.js";
+
+const run = promisify(execFile);
+
+/** Frozen layers a chain may hold before a snapshot flattens it (well under overlayfs's lower-layer limit). */
+export const MAX_LAYERS = 32;
+
+/** One frozen layer: its directory (relative to the data dir), the id range its files are owned in, its size. */
+export interface LayerRef {
+  dir: string;
+  idBase: number;
+  bytes: number;
+}
+
+/** The snapshot directory (relative to the data dir) that holds a layer: `snapshots/<id>`. */
+export function layerHome(layer: LayerRef): string {
+  return layer.dir.split("/").slice(0, 2).join("/");
+}
+
+/** Bytes under a frozen layer (`du`; 0 when it cannot be read). */
+export async function layerBytes(dir: string): Promise<number> {
+  const { stdout } = await run("du", ["-sb", dir]).catch(() => ({ stdout: "0" }));
+  return Number.parseInt(stdout, 10) || 0;
+}
+
+/**
+ * Removes the snapshot directories (`snapshots/<id>`) whose snapshot is gone and whose layer no sandbox
+ * and no live snapshot stands on. `roots` are the chains still in use; `gone` the directories that may
+ * go. Answers the directories it removed.
+ */
+export async function sweepLayers(
+  dataDir: string,
+  roots: Iterable<readonly LayerRef[]>,
+  gone: Iterable<string>,
+): Promise<string[]> {
+  const used = new Set<string>();
+  for (const chain of roots) for (const layer of chain) used.add(layerHome(layer));
+  const removed: string[] = [];
+  for (const home of gone) {
+    if (used.has(home)) continue;
+    await rm(path.join(dataDir, home), { recursive: true, force: true });
+    removed.push(home);
+  }
+  return removed;
+}
+
+// Reads "src\tdst\tfrom\tto" lines on stdin and mounts each src read-only at dst, idmapped so host ids
+// [from, from + count) show as [to, to + count) and host root stays host root. One user namespace per
+// mapping, made by a forked child that only unshares and waits; its fd is all the mounts keep.
+export const IDMAP_SCRIPT = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": (428, 429, 442), "aarch64": (428, 429, 442)}[os.uname().machine]
+OPEN_TREE_CLONE, O_CLOEXEC, AT_FDCWD, AT_EMPTY_PATH = 1, 0o2000000, -100, 0x1000
+MOVE_MOUNT_F_EMPTY_PATH, MOUNT_ATTR_RDONLY, MOUNT_ATTR_IDMAP, CLONE_NEWUSER = 4, 1, 0x100000, 0x10000000
+class Attr(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("set", "clr", "propagation", "userns_fd")]
+def check(r, what):
+    if r < 0:
+        e = ctypes.get_errno()
+        sys.exit(f"{what}: {os.strerror(e)}")
+    return r
+def userns(frm, to, count):
+    # The holder runs in a new PID namespace under the host's /proc: the child names itself by /proc/self.
+    r, w = os.pipe()
+    back_r, back_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.close(back_r)
+        ok = libc.unshare(CLONE_NEWUSER) == 0
+        os.write(back_w, (os.readlink("/proc/self") if ok else "-").encode())
+        os.close(back_w)
+        os.read(r, 1)
+        os._exit(0 if ok else 1)
+    os.close(r)
+    os.close(back_w)
+    proc = os.read(back_r, 64).decode()
+    if not proc or proc == "-":
+        sys.exit("could not make the idmap user namespace")
+    for f in ("uid_map", "gid_map"):
+        with open(f"/proc/{proc}/{f}", "w") as h:
+            h.write(f"0 0 1\\n{frm} {to} {count}\\n")
+    fd = os.open(f"/proc/{proc}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    os.close(w)
+    os.waitpid(pid, 0)
+    return fd
+count = int(sys.argv[1])
+spaces = {}
+for line in sys.stdin.read().splitlines():
+    if not line:
+        continue
+    src, dst, frm, to = line.split("\\t")
+    key = (int(frm), int(to))
+    if key not in spaces:
+        spaces[key] = userns(key[0], key[1], count)
+    t = check(libc.syscall(NR[0], AT_FDCWD, src.encode(), OPEN_TREE_CLONE | O_CLOEXEC), "open_tree " + src)
+    attr = Attr(MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, 0, 0, spaces[key])
+    check(libc.syscall(NR[2], t, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)), "mount_setattr " + src)
+    check(libc.syscall(NR[1], t, b"", AT_FDCWD, dst.encode(), MOVE_MOUNT_F_EMPTY_PATH), "move_mount " + dst)
+    os.close(t)
+`;
+
+/** What the holder needs to stack a chain for a sandbox of range `idBase` (paths relative to the data dir). */
+export interface LayerStack {
+  /** Overlay lower layers, top first, relative to the sandbox's layer dir (where the holder mounts). */
+  lowers: string[];
+  /** IDMAP_SCRIPT's input lines: layers of another range, mounted idmapped at `<i>` in the layer dir. */
+  idmaps: string[];
+}
+
+/** How the holder stacks `chain` for a sandbox of range `idBase` whose layer dir is `layerDir` (absolute). */
+export function stackPlan(dataDir: string, chain: readonly LayerRef[], idBase: number, layerDir: string): LayerStack {
+  const idmaps: string[] = [];
+  const lowers = chain.map((layer, i) => {
+    const source = path.relative(layerDir, path.join(dataDir, layer.dir));
+    if (layer.idBase === idBase) return source;
+    idmaps.push([source, String(i), layer.idBase, idBase].join("\t"));
+    return String(i);
+  });
+  return { lowers, idmaps };
+}
+
+// Merges layers (argv: dest, target id base, count, then dir and id base per layer, top first) into dest
+// the way the overlay reads them: the top layer is copied whole (whiteouts and opaque marks included), then
+// each lower layer fills in only names no layer above has, descending into directories that are
+// directories in both and not opaque above. Copies are `cp -a` (device whiteouts, xattrs, links kept), and
+// each copied file's owner moves from its layer's id range to the target's, without following links.
+const MERGE_SCRIPT = `import os, stat, subprocess, sys
+dest, target, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+layers = [(sys.argv[i], int(sys.argv[i + 1])) for i in range(4, len(sys.argv), 2)]
+def shift(top, base):
+    def one(p):
+        st = os.lstat(p)
+        move = lambda i: i - base + target if base <= i < base + count else i
+        uid, gid = move(st.st_uid), move(st.st_gid)
+        if (uid, gid) != (st.st_uid, st.st_gid):
+            os.lchown(p, uid, gid)
+            if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o6000:
+                os.chmod(p, stat.S_IMODE(st.st_mode))
+    one(top)
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            one(os.path.join(root, name))
+def copy(src, dst, base):
+    subprocess.run(["cp", "-a", "--", src, dst], check=True)
+    shift(dst, base)
+def opaque(p):
+    try:
+        return os.getxattr(p, "trusted.overlay.opaque", follow_symlinks=False) == b"y"
+    except OSError:
+        return False
+blocked = set()
+def underlay(d, low, base):
+    if opaque(d) or d in blocked:
+        return
+    for name in os.listdir(low):
+        s, t = os.path.join(low, name), os.path.join(d, name)
+        if t in blocked:
+            continue
+        try:
+            ts = os.lstat(t)
+        except FileNotFoundError:
+            copy(s, t, base)
+            continue
+        if stat.S_ISDIR(ts.st_mode) and stat.S_ISDIR(os.lstat(s).st_mode):
+            underlay(t, s, base)
+        else:
+            # A whiteout or a file here hides what layers further down have under this name.
+            blocked.add(t)
+copy(layers[0][0], dest, layers[0][1])
+for low, base in layers[1:]:
+    underlay(dest, low, base)
+`;
+
+/** Writes the merge of `chain` (top first) to `dest` (absolute), owned in range `idBase`. */
+export async function flattenLayers(dataDir: string, chain: readonly LayerRef[], dest: string, idBase: number) {
+  const args = chain.flatMap((l) => [path.join(dataDir, l.dir), String(l.idBase)]);
+  await run("python3", ["-c", MERGE_SCRIPT, dest, String(idBase), String(SANDBOX_ID_COUNT), ...args], {
+    maxBuffer: 1024 * 1024,
+  });
+}
