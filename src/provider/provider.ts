@@ -11,7 +11,7 @@ import { createInspect } from "./members/inspect.js";
 import { createMaintain } from "./members/maintain.js";
 import { resolvePreparationTarget, resolvePreparedIdleTimeoutMs } from "./members/preparation-target.js";
 import { createNotePreparedDemand } from "./members/prepared-demand.js";
-import { withPreparedWorkspaces } from "./members/prepared-provision.js";
+import { enrolledScripts, withPreparedWorkspaces } from "./members/prepared-provision.js";
 import { createProvision } from "./members/provision.js";
 import { createRenewal } from "./members/renewal.js";
 import { PROVIDER_ID, type VercelSandboxProvider, type VercelSandboxProviderOptions } from "./options.js";
@@ -40,7 +40,7 @@ export function createVercelSandboxProvider(options: VercelSandboxProviderOption
     resolvePreparationTarget,
     resolvePreparedIdleTimeoutMs,
     notePreparedDemand: createNotePreparedDemand(parts),
-    provision: withPreparedWorkspaces(createProvision(parts, renewal)),
+    provision: withPreparedWorkspaces(createProvision(parts, renewal), enrolledScripts(parts)),
     resolveProvisionTimeoutMs,
     inspect: createInspect(parts, renewal),
     destroy: createDestroy(parts, renewal),

@@ -11,6 +11,9 @@ import { waitFor } from "./wait.js";
 
 export const PROFILE = "vsb";
 
+/** Releases whose core keeps ready workers (`readyWorkers`, default 1 per project and profile). */
+const READY_WORKER_VERSIONS: readonly string[] = ["2026.9.4", "2026.9.5", "2026.9.6"];
+
 export class WorkerGateway {
   harness: GatewayHarness | undefined;
   host: TestHost | undefined;
@@ -30,8 +33,12 @@ export class WorkerGateway {
     return this.api;
   }
 
-  /** Installs the packed plugin into a fresh state of this version, adds the profile and `config`, starts it. */
-  async start(config: Record<string, unknown> = {}): Promise<void> {
+  /**
+   * Installs the packed plugin into a fresh state of this version, adds the profile (with `profile`'s extra
+   * keys) and `config`, starts it. On a release with ready workers the profile keeps none unless `profile`
+   * says `readyWorkers`, so a spec's sandbox count is its own dispatches'.
+   */
+  async start(config: Record<string, unknown> = {}, profile: Record<string, unknown> = {}): Promise<void> {
     const started = performance.now();
     this.harness = await GatewayHarness.create({ openclawVersion: this.openclawVersion });
     this.host = await TestHost.create();
@@ -41,7 +48,16 @@ export class WorkerGateway {
     const { gateway: extraGateway, ...rest } = config as { gateway?: Record<string, unknown> };
     await this.harness.patchConfig({
       gateway: { ...this.host.gatewayConfig(), ...extraGateway },
-      cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings: emulatorSettings(this.api) } } },
+      cloudWorkers: {
+        profiles: {
+          [PROFILE]: {
+            provider: "vercel-sandbox",
+            ...(READY_WORKER_VERSIONS.includes(this.openclawVersion) ? { readyWorkers: 0 } : {}),
+            ...profile,
+            settings: emulatorSettings(this.api),
+          },
+        },
+      },
       ...rest,
     });
     await this.harness.startGateway({

@@ -1,10 +1,15 @@
 // The prepared-pool members OpenClaw 2026.9.4+ calls for ready workers, on their own: the preparation target
 // and the idle timeout read from the profile alone, the demand note touching only the lease's own images (a real
-// ImageStore), and the budgeted transport handed to core's prepare only when core asked for a prepared
-// workspace. The real 2026.9.6 gateway spec (test/gateway/ready-workers.test.ts) runs them end to end.
-import { describe, expect, it } from "vitest";
+// ImageStore), the budgeted transport handed to core's prepare only when core asked for a prepared workspace,
+// and a replay of an enrolled worker reading that workspace on its box (the emulator). The real 2026.9.6
+// gateway spec (test/gateway/ready-workers.test.ts) runs them end to end.
+import { Sandbox } from "@vercel/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { enrollingOptions, operationId } from "../../src/conformance/fixtures.js";
+import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import type { ImageRecord } from "../../src/preparation/index.js";
 import { ImageStore } from "../../src/preparation/index.js";
+import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { createVercelSandboxProvider } from "../../src/provider/index.js";
 import {
   resolvePreparationTarget,
@@ -12,10 +17,14 @@ import {
 } from "../../src/provider/members/preparation-target.js";
 import { createNotePreparedDemand, PreparedDemandError } from "../../src/provider/members/prepared-demand.js";
 import {
+  enrolledScripts,
   type PreparedProject,
+  PreparedWorkspaceUnavailableError,
   SETUP_BUDGET_MS,
   withPreparedWorkspaces,
 } from "../../src/provider/members/prepared-provision.js";
+import { createParts } from "../../src/provider/parts.js";
+import type { EnrollmentContext } from "../../src/provider/provider.js";
 
 describe("resolvePreparationTarget", () => {
   it("is the profile's vCPU class on linux/x64 when it keeps warm images", () => {
@@ -122,10 +131,15 @@ describe("withPreparedWorkspaces", () => {
   type Transport = Parameters<PreparedProject["prepare"]>[0] & {
     runScriptWithBudget?: (createScript: (timeoutMs: number) => string, signal: AbortSignal) => Promise<string>;
   };
+  const lease = { leaseId: "vsb_0123456789abcdef01234567", sharedHost: false, node: { deviceId: "d" } };
 
-  /** A project whose prepare hands its transport to `seen`, and the provision that calls it with a runScript log. */
-  function harness(preparation: PreparedProject["preparation"]) {
+  /**
+   * A project whose prepare and inspectPreparedWorkspace record what they were handed, and a provision that
+   * prepares (or, `adopts: true`, returns without preparing, as a replay of an enrolled worker does).
+   */
+  function harness(preparation: PreparedProject["preparation"], adopts = false) {
     const ran: string[] = [];
+    const inspected: string[] = [];
     let seen: Transport | undefined;
     const project = {
       key: "a".repeat(64),
@@ -136,6 +150,9 @@ describe("withPreparedWorkspaces", () => {
         seen = transport;
         return { seedKey: "seed", cacheHit: false };
       },
+      inspectPreparedWorkspace: async ({ runScript }: { runScript: Transport["runScript"] }) => {
+        inspected.push(await runScript("inspect", new AbortController().signal));
+      },
       ...(preparation ? { preparation } : {}),
     } as unknown as PreparedProject;
     const transport: Transport = {
@@ -145,18 +162,26 @@ describe("withPreparedWorkspaces", () => {
       },
       upload: async () => undefined,
     };
+    const lookups: string[] = [];
     let passed: unknown;
-    const provision = withPreparedWorkspaces(async (_profile, _operationId, options) => {
-      passed = options;
-      await options?.project?.prepare(transport);
-      return { leaseId: "vsb_0123456789abcdef01234567", sharedHost: false, node: { deviceId: "d" } };
-    });
-    return { ran, project, provision, seen: () => seen, passed: () => passed, transport };
+    const provision = withPreparedWorkspaces(
+      async (_profile, _operationId, options) => {
+        passed = options;
+        if (!adopts) await options?.project?.prepare(transport);
+        return lease;
+      },
+      async (_profile, operationId) => {
+        lookups.push(operationId);
+        return async (script) => `ran ${script} on the enrolled box`;
+      },
+    );
+    return { ran, inspected, lookups, project, provision, seen: () => seen, passed: () => passed, transport };
   }
+  const preparation = { key: "c".repeat(64), cacheKey: "d".repeat(64), purpose: "reserve" as const, demandAtMs: 1 };
 
   it("gives core's prepare a runScriptWithBudget that renders with the command's budget and runs it", async () => {
-    const h = harness({ key: "c".repeat(64), cacheKey: "d".repeat(64), purpose: "reserve", demandAtMs: 1 });
-    await h.provision({}, "op", { project: h.project });
+    const h = harness(preparation);
+    expect(await h.provision({}, "op", { project: h.project })).toBe(lease);
     const budgeted = h.seen()?.runScriptWithBudget;
     expect(budgeted).toBeTypeOf("function");
     expect(await budgeted?.((ms) => `setup within ${ms}`, new AbortController().signal)).toBe("{}");
@@ -164,15 +189,65 @@ describe("withPreparedWorkspaces", () => {
     const project = (h.passed() as { project: PreparedProject }).project;
     expect(project.preparation).toEqual(h.project.preparation);
     expect(project.key).toBe(h.project.key);
+    expect(h.inspected).toEqual([]);
+    expect(h.lookups).toEqual([]);
+  });
+
+  it("a provision that adopted an enrolled worker without preparing reads its prepared workspace on that box", async () => {
+    const h = harness(preparation, true);
+    expect(await h.provision({}, "op-replay", { project: h.project })).toBe(lease);
+    expect(h.lookups).toEqual(["op-replay"]);
+    expect(h.inspected).toEqual(["ran inspect on the enrolled box"]);
   });
 
   it("passes a project without preparation (every 2026.9.2 provision) through untouched", async () => {
-    const h = harness(undefined);
-    const options = { project: h.project };
-    await h.provision({}, "op", options);
-    expect(h.passed()).toBe(options);
-    expect(h.seen()).toBe(h.transport);
-    expect(h.seen()?.runScriptWithBudget).toBeUndefined();
+    for (const adopts of [false, true]) {
+      const h = harness(undefined, adopts);
+      const options = { project: h.project };
+      await h.provision({}, "op", options);
+      expect(h.passed()).toBe(options);
+      expect(h.seen()).toBe(adopts ? undefined : h.transport);
+      expect(h.lookups).toEqual([]);
+      expect(h.inspected).toEqual([]);
+    }
+  });
+});
+
+describe("enrolledScripts", () => {
+  let api: LocalSandboxApi;
+  const providers: Array<{ dispose(): Promise<void> }> = [];
+  beforeAll(async () => {
+    api = await startLocalSandboxApi();
+  });
+  afterAll(async () => {
+    for (const p of providers) await p.dispose();
+    await api.close();
+  });
+
+  it("runs a script on the lease's running sandbox, and refuses one that is not running", async () => {
+    const options = {
+      env: { READY_TOKEN: api.credentials.token },
+      logger: { warn: () => undefined },
+      scope: "ready",
+      enroll: async ({ enrollment }: EnrollmentContext) => enrollment.waitForDeviceId(),
+    };
+    const profile = {
+      apiUrl: api.url,
+      tokenEnv: "READY_TOKEN",
+      teamId: api.credentials.teamId,
+      projectId: api.credentials.projectId,
+      warmImage: false,
+    };
+    const provider = createVercelSandboxProvider(options);
+    providers.push(provider);
+    const op = operationId();
+    const { leaseId } = await provider.provision(profile, op, enrollingOptions());
+    const scripts = enrolledScripts(createParts(options));
+    const runScript = await scripts(profile, op);
+    expect(await runScript("echo prepared-$((6 * 7))", new AbortController().signal)).toBe("prepared-42\n");
+    await (await Sandbox.get({ ...api.credentials, fetch: api.fetch, name: sandboxNameOf(leaseId) })).stop();
+    await expect(scripts(profile, op)).rejects.toThrow(PreparedWorkspaceUnavailableError);
+    await provider.destroy({ leaseId, profile });
   });
 });
 
