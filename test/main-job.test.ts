@@ -1,7 +1,10 @@
 // Issue 12's main job, as `npm start` runs it (shorter idle clock): VM1 on the emulator runs the real gateway with
 // the packed plugin; three messages through the host; the scripted model's exec runs on VM2 (the proof file is
 // there and not on VM1), the second message reuses the warm VM2, idle puts VM1 to sleep only after the suspend
-// handshake (VM2 reclaimed, one checkpoint), the third message wakes VM1 with a fresh gateway, and nothing is left:
+// handshake (VM2 reclaimed, one checkpoint), a cron job added during the conversation is due after that sleep: the
+// reference host's scheduled wake wakes VM1 from the wake snapshot before it is due (no message), the woken gateway
+// runs it and records the run (cron.runs), and VM1 sleeps again; the third message wakes VM1 with a fresh gateway
+// (message 1's provision phases are shown as they happen), and nothing is left:
 // no sandbox, no snapshot, no process, no host address, no secret on VM1's disk or in its checkpoint. The model's
 // key exists only on this machine: the model refuses requests without it and VM1's firewall adds it on the way out.
 import { execFileSync } from "node:child_process";
@@ -98,6 +101,43 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(afterSleep.checkpoints).toBe(1);
   });
 
+  it("message 1's provision phases are shown while it runs, each as it starts, before its reply", () => {
+    outcome();
+    const replied = lines.findIndex((line) => line.startsWith("✓ Message 1 (cold)"));
+    const live = (phase: string) =>
+      lines.findIndex((line) => new RegExp(`^ {4}⋯ VM2 vsb_[0-9a-f]{6}…: phase ${phase} started$`).test(line));
+    expect(live("allocate")).toBeGreaterThan(lines.findIndex((line) => line.startsWith("▶ Message 1 (cold)")));
+    expect(live("preparation")).toBeGreaterThan(live("allocate"));
+    expect(live("enrollment")).toBeGreaterThan(live("preparation"));
+    expect(replied).toBeGreaterThan(live("enrollment"));
+    expect(lines.some((line) => /^ {4}⋯ VM2 vsb_[0-9a-f]{6}…: phase preparation done in [0-9]+ ms$/.test(line))).toBe(
+      true,
+    );
+  });
+
+  it("scheduled wake: the host wakes the sleeping VM1 before the cron job is due, the woken gateway runs it, VM1 sleeps again", () => {
+    const { scheduled, afterSleep } = outcome();
+    expect(afterSleep.vm1Status).toBe("stopped");
+    // Woken by the host's timer (no message was in flight), after the sleep and before the job was due.
+    expect(scheduled.wokenAtMs).toBeGreaterThan(scheduled.asleepAtMs);
+    expect(scheduled.wokenAtMs).toBeLessThan(scheduled.dueAtMs);
+    // The woken gateway ran it when due, and recorded the run; the job's own line on VM1's disk says the same.
+    expect(scheduled.runStatus).toBe("ok");
+    expect(scheduled.ranAtMs).toBeGreaterThanOrEqual(scheduled.dueAtMs);
+    expect(scheduled.markerMs).toBeGreaterThanOrEqual(scheduled.dueAtMs);
+    // ... before VM1 slept again (the third message then woke it).
+    expect(scheduled.secondSleep).toMatchObject({ slept: true });
+    expect(scheduled.secondSleptAtMs).toBeGreaterThan(Math.max(scheduled.ranAtMs, scheduled.markerMs));
+    const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^ {2}scheduled job due ${at(scheduled.dueAtMs)}, VM1 woken at ${at(scheduled.wokenAtMs)}, ran at ${at(scheduled.ranAtMs)} `,
+        ),
+      ),
+    );
+  });
+
   it("the third message wakes VM1 from its checkpoint with a fresh gateway process and gets a reply", () => {
     const { messages, gatewayInstances } = outcome();
     expect(messages[0]!.woke).toBe(false);
@@ -114,7 +154,8 @@ describe("npm start's main job on the embedded emulator", () => {
     for (const variable of [PROGRAM_ENV.token, PROGRAM_ENV.setupCode]) {
       expect(names.some((name) => name.startsWith(`${variable}#`))).toBe(true);
     }
-    expect(disk.checkpointDirs).toHaveLength(1);
+    // Two sleeps (the idle one and the one after the scheduled job): the host keeps both checkpoints.
+    expect(disk.checkpointDirs).toHaveLength(2);
     expect(disk.sandboxDirs).toHaveLength(1);
     const roots = [...disk.checkpointDirs, ...disk.sandboxDirs];
     expect(scans).toHaveLength(roots.length * names.length);
@@ -135,9 +176,9 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(summary.modelKey.answered).toBeGreaterThanOrEqual(6);
     expect(summary.modelKey.refused).toBe(0);
     expect(summary.modelKey.filesOnVm1).toEqual([]);
-    expect(summary.modelKey.checkpoints).toBe(1);
+    expect(summary.modelKey.checkpoints).toBe(2);
     expect(lines).toContain(
-      `  model key: injected by VM1's firewall into ${summary.modelKey.answered} model request(s) (0 refused without it); found on no disk of VM1 (its own layer and 1 checkpoint(s))`,
+      `  model key: injected by VM1's firewall into ${summary.modelKey.answered} model request(s) (0 refused without it); found on no disk of VM1 (its own layer and 2 checkpoint(s))`,
     );
     // The job's own output never shows it (the key is registered for redaction).
     expect(lines.join("\n")).not.toContain(key);

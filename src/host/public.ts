@@ -80,4 +80,5 @@ export {
   WakeSchedule,
   type WakeStore,
   WakeStoreWriteError,
+  wakeKey,
 } from "./wake.js";

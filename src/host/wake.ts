@@ -104,7 +104,7 @@ export class FileWakeStore implements WakeStore {
 
 export type WakePlan =
   | { kind: "none" }
-  /** Wake VM1 at `atMs` (the soonest job's due time minus the lead, never before now). */
+  /** Wake VM1 at `atMs` (the job's due time minus the gateway's lead and the host's own, never before now). */
   | { kind: "wake"; atMs: number; jobId: string; runAtMs: number }
   /** This host cannot schedule it; report it (the job would be missed otherwise). */
   | { kind: "unschedulable"; jobId: string; runAtMs: number; reason: "too-far" | "after-deadline" };
@@ -114,7 +114,18 @@ export interface WakeLimits {
   maxAheadMs?: number;
   /** VM1's session deadline (epoch ms): a wake after it cannot happen in this session. */
   deadlineAtMs?: number;
+  /** The host's own lead: how long its wake of VM1 takes, so it starts that much before the gateway's lead. */
+  aheadMs?: number;
+  /**
+   * Wakes (wakeKey) this host already woke VM1 for. One whose due time has passed is not woken for again: the
+   * gateway had its run (a job it still owes it lists anew), and a job the gateway never runs must not wake VM1
+   * after every sleep. One still ahead is kept, so a VM1 that slept before it is woken again.
+   */
+  served?: ReadonlySet<string>;
 }
+
+/** Identifies one due run of one job (a served wake is remembered by it). */
+export const wakeKey = (wake: { jobId: string; runAtMs: number }) => `${wake.jobId}@${wake.runAtMs}`;
 
 export class WakeSchedule {
   constructor(private readonly store: WakeStore = new MemoryWakeStore()) {}
@@ -153,9 +164,9 @@ export class WakeSchedule {
 }
 
 export function planWake(kept: KeptWake | undefined, nowMs: number, limits: WakeLimits = {}): WakePlan {
-  const first = kept?.snapshot.wakes[0];
+  const first = kept?.snapshot.wakes.find((w) => !(w.runAtMs <= nowMs && limits.served?.has(wakeKey(w))));
   if (!kept || !first) return { kind: "none" };
-  const atMs = Math.max(nowMs, first.runAtMs - kept.leadMs);
+  const atMs = Math.max(nowMs, first.runAtMs - kept.leadMs - (limits.aheadMs ?? 0));
   const job = { jobId: first.jobId, runAtMs: first.runAtMs };
   if (limits.deadlineAtMs !== undefined && first.runAtMs >= limits.deadlineAtMs) {
     return { kind: "unschedulable", ...job, reason: "after-deadline" };

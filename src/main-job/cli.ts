@@ -2,6 +2,7 @@
 // ends everything it started on Ctrl-C, and exits 0 only when the whole cycle ran and nothing was left behind.
 import { messageOf } from "../infra/index.js";
 import { backendFrom, VERCEL_NOT_RUN } from "./backend.js";
+import { terminalLine } from "./live.js";
 import type { Log } from "./report.js";
 import { startMainJob } from "./run.js";
 import { onInterrupt } from "./teardown.js";
@@ -10,7 +11,8 @@ const INTRO = [
   "openclaw-vercel-sandbox main job: seed 000's cycle on this machine.",
   "  VM1 (a sandbox) runs the real OpenClaw gateway with this plugin; a host in front of it hands messages over;",
   "  a scripted model makes the agent run a command on VM2 (a worker sandbox our provider allocates and enrolls);",
-  "  then VM1 idles, sleeps to a checkpoint, and a third message wakes it. Takes 7-10 minutes.",
+  "  a cron job added meanwhile is due after VM1 idles and sleeps to a checkpoint: the host wakes VM1 for it",
+  "  (scheduled wake), the job runs, VM1 sleeps again, and a third message wakes it. Takes 9-13 minutes.",
 ];
 
 export async function runStartCommand(argv: string[], log: Log = (line) => process.stdout.write(`${line}\n`)) {
@@ -25,7 +27,21 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
     return 2;
   }
   log("No Vercel credentials in the environment: the sandboxes run on the embedded emulator (real Linux processes).");
-  const job = startMainJob({ log, keep });
+  // On a terminal, message 1's provision phase is one line rewritten in place; elsewhere a plain line per phase.
+  // Every other line clears the status line first, so nothing is printed after it.
+  const status = process.stdout.isTTY ? terminalLine(process.stdout) : undefined;
+  const job = startMainJob(
+    status
+      ? {
+          keep,
+          live: status,
+          log: (line) => {
+            status.end();
+            log(line);
+          },
+        }
+      : { log, keep },
+  );
   const unsubscribe = onInterrupt((signal) => {
     log(`${signal}: ending everything the main job started…`);
     void job.stop().then((failed) => process.exit(failed.length === 0 ? 130 : 1));

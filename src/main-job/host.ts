@@ -1,6 +1,7 @@
 // The host, as seed 000 places it in front of VM1 (a Vercel Function there; an HTTP server on the job's host
 // address here): the reference host (src/reference-host) verifies the idle clock's signed notification,
-// suspends the gateway and sleeps VM1, and wakes VM1 when a message comes while it sleeps. On top of it, this module hands a
+// suspends the gateway and sleeps VM1, wakes VM1 when a message comes while it sleeps, and keeps the gateway's wake
+// snapshots and wakes VM1 before a cron job is due (its wake timer). On top of it, this module hands a
 // message to the gateway: it places the conversation's session on the `vercel-sandbox` profile once (as the
 // Control UI does before a first cloud turn), then sends the message through the gateway's OpenAI-compatible
 // endpoint on VM1's exposed port and returns the reply.
@@ -8,8 +9,9 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
-import type { VmConnection, WakeOptions } from "../host/index.js";
-import { createHost, serve } from "../reference-host/index.js";
+import { notificationKind, type VmConnection, type WakeOptions } from "../host/index.js";
+import { createHost, serve, type WakeEvent } from "../reference-host/index.js";
+import { HOST_WAKE_AHEAD_MS } from "./scheduled.js";
 import { SESSION_KEY } from "./topology.js";
 import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
 
@@ -36,7 +38,12 @@ export interface Reply {
 
 export class JobHost {
   readonly sleeps: unknown[] = [];
+  /** When each sleep attempt ended (epoch ms), beside `sleeps`. */
+  readonly sleptAtMs: number[] = [];
+  /** The reference host's scheduled-wake events, in order. */
+  readonly wakes: WakeEvent[] = [];
   private server?: http.Server;
+  private stopHost?: () => void;
   private url = "";
   private placed = false;
   /** Messages being handled: a notification then is refused (409), and the resident notifies again later. */
@@ -64,12 +71,18 @@ export class JobHost {
       start: gatewayStart(options.port, options.secrets),
       networkPolicy: options.networkPolicy,
       ready: () => this.ready(),
-      onSlept: (outcome) => this.sleeps.push(outcome),
+      onSlept: (outcome) => {
+        this.sleptAtMs.push(Date.now());
+        this.sleeps.push(outcome);
+      },
+      wakeAheadMs: HOST_WAKE_AHEAD_MS,
+      onWake: (event) => this.wakes.push(event),
       // The sleep the host accepted runs after its 202; the next message waits for it (it settles after onSlept).
       waitUntil: (work) => {
         this.sleeping = work.then(() => undefined);
       },
     });
+    this.stopHost = host.stop;
     this.server = await serve(
       { fetch: (request) => this.handle(host, request), authenticatesMessages: host.authenticatesMessages },
       0,
@@ -80,11 +93,12 @@ export class JobHost {
 
   /**
    * The seed's admission rule, kept by the host: the idle clock knows nothing of a message the host is still
-   * placing (a cold dispatch takes minutes), so a notification that arrives meanwhile is refused.
+   * placing (a cold dispatch takes minutes), so a sleep notification that arrives meanwhile is refused. Wake
+   * snapshots always pass: they ask for no sleep.
    */
   private async handle(reference: { fetch(request: Request): Promise<Response> }, request: Request) {
     if (new URL(request.url).pathname !== "/notify") return reference.fetch(request);
-    if (this.inFlight > 0) {
+    if (this.inFlight > 0 && notificationKind(await request.clone().text()) !== "wake") {
       return new Response(JSON.stringify({ error: "a message is being handled; notify again later" }), {
         status: 409,
         headers: { "content-type": "application/json" },
@@ -173,6 +187,7 @@ export class JobHost {
   }
 
   async close(): Promise<void> {
+    this.stopHost?.();
     const server = this.server;
     if (!server) return;
     server.closeAllConnections();

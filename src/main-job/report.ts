@@ -1,5 +1,7 @@
 // What a newcomer reads: one progress line per phase with its duration, notes under it, and the closing
-// summary (phase timings, API requests, sandboxes and snapshots left). Pure formatting apart from `log`.
+// summary (phase timings, API requests, sandboxes and snapshots left, the scheduled wake). Pure formatting apart
+// from `log`.
+import type { ScheduledWake } from "./scheduled.js";
 
 export type Log = (line: string) => void;
 
@@ -54,6 +56,8 @@ export interface ModelKeyEvidence {
 }
 
 export interface Summary {
+  /** The cron job the host woke VM1 for: due, woken, ran. */
+  scheduledWake?: ScheduledWake;
   phases: PhaseRecord[];
   apiRequests: number;
   sandboxesCreated: number;
@@ -83,6 +87,7 @@ export function summaryLines(summary: Summary): string[] {
     `  Vercel Sandbox API requests: ${summary.apiRequests}; sandboxes created: ${summary.sandboxesCreated}`,
     `  left behind: ${summary.sandboxesLeft} sandbox(es), ${summary.snapshotsLeft} snapshot(s)${summary.kept ? " (--keep)" : ""}`,
     modelKeyLine(summary.modelKey),
+    ...(summary.scheduledWake ? [scheduledWakeLine(summary.scheduledWake)] : []),
   ];
 }
 
@@ -94,4 +99,11 @@ export function closingNote(replyMs: number[], progress: Progress): string[] {
   return [
     `  cold first reply ${fmt(cold)} · warm second reply ${fmt(warm)} · sleep ${fmt(sleep?.ms)} (idle clock included) · wake to reply ${fmt(woken)}`,
   ];
+}
+
+const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+
+/** The summary's line: the job's due time beside when VM1 was woken and when the job ran. */
+export function scheduledWakeLine(wake: ScheduledWake): string {
+  return `  scheduled job due ${at(wake.dueAtMs)}, VM1 woken at ${at(wake.wokenAtMs)}, ran at ${at(wake.ranAtMs)} (UTC; timer fired ${at(wake.firedAtMs)}, woken ${((wake.dueAtMs - wake.wokenAtMs) / 1000).toFixed(1)} s before due)`;
 }

@@ -1,6 +1,8 @@
 // The main job (`npm start`): seed 000's whole cycle on this machine, on the embedded emulator, one progress
 // line per phase with its duration. VM1 is built the way a user would build it; the host hands three messages
-// over; the second must reuse the warm VM2; idle then puts VM1 to sleep, and the third message wakes it.
+// over; the second must reuse the warm VM2 and adds a cron job; idle then puts VM1 to sleep, the host's scheduled
+// wake wakes it before the job is due and the job runs in the woken gateway; VM1 sleeps again, and the third
+// message wakes it.
 import { randomBytes, randomInt } from "node:crypto";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
@@ -17,12 +19,30 @@ import {
   workerSteps,
 } from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
+import { type LiveLine, plainLines, watchPhases } from "./live.js";
 import { packPlugin } from "./package.js";
 import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
+import {
+  addScheduledJob,
+  cronRuns,
+  dueAt,
+  HOST_WAKE_AHEAD_MS,
+  markerTimes,
+  ScheduledJobError,
+  type ScheduledWake,
+} from "./scheduled.js";
 import { emulatorDataDir, type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
-import { baseConfig, DEMO_TIMERS, GATEWAY_PORT, jobConfigPatch, type Timers, vm1NetworkPolicy } from "./topology.js";
+import {
+  baseConfig,
+  DEMO_TIMERS,
+  GATEWAY_PORT,
+  jobConfigPatch,
+  type Timers,
+  vm1NetworkPolicy,
+  WAKE_LEAD,
+} from "./topology.js";
 import * as vm1 from "./vm1.js";
 
 export interface MainJobOptions {
@@ -34,6 +54,8 @@ export interface MainJobOptions {
    * this machine and every secret in play (a spec scans them; the job itself checks VM1's gateway tree).
    */
   inspect?: (vm1: Vm1OnDisk) => Promise<void>;
+  /** Where message 1's current provision phase is shown live (default: a plain line per phase in the log). */
+  live?: LiveLine;
 }
 
 export interface MessageOutcome extends Reply {
@@ -57,6 +79,8 @@ export interface MainJobResult {
   messages: MessageOutcome[];
   sleep: unknown;
   afterSleep: { vm1Status: string; sandboxes: string[]; checkpoints: number };
+  /** The cron job the host woke VM1 for, when the first sleep ended, and the sleep after the job's run (epoch ms). */
+  scheduled: ScheduledWake & { asleepAtMs: number; secondSleep: unknown; secondSleptAtMs: number };
   gatewayInstances: { beforeSleep: string; afterWake: string };
   secretsOnVm1: string[];
   summary: Summary;
@@ -161,15 +185,23 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       return { ...reply, ...sent, sandboxesCreated: created, onVm1, ...(ranOn ? { ranOn, workerLine } : {}) };
     };
 
-    await progress.phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () =>
-      send("message 1"),
-    );
+    const phases = watchPhases(() => host.vm1(), options.live ?? plainLines(log));
+    await progress
+      .phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () => send("message 1"))
+      .finally(() => phases.stop());
     for (const step of await workerSteps(await host.vm1())) progress.note(`VM2 ${step}`);
     await progress.phase("Message 2 (warm): same VM2, no new sandbox", () => send("message 2"));
     if (messages[1]!.ranOn !== messages[0]!.ranOn || messages[1]!.sandboxesCreated !== 0) {
       throw new Error("message 2 did not reuse the warm VM2");
     }
     const beforeSleep = await gatewayInstance(publicOrigin, secrets.gatewayToken);
+    const dueAtMs = dueAt(Date.now());
+    const jobId = await progress.phase("Cron job added (automations add → cron.add), due after VM1 sleeps", async () =>
+      addScheduledJob(await host.vm1(), secrets.gatewayToken, dueAtMs),
+    );
+    progress.note(
+      `job ${jobId} due ${new Date(dueAtMs).toISOString()}; gateway wakeLead ${WAKE_LEAD}, host lead ${HOST_WAKE_AHEAD_MS / 1000} s`,
+    );
 
     const sleep = await progress.phase(
       `Idle ${timers.idleAfter}: notify → suspend (VM2 reclaimed) → VM1 checkpoint`,
@@ -185,9 +217,48 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       `VM1 ${afterSleep.vm1Status}; running sandboxes: ${afterSleep.sandboxes.length}; VM1 checkpoints: ${afterSleep.checkpoints}`,
     );
     if ((sleep as { slept?: boolean }).slept !== true) throw new Error("the host did not put VM1 to sleep");
+    const armed = host.wakes.find((e) => e.kind === "armed" && e.jobId === jobId);
+    if (!armed) throw new ScheduledJobError("the host holds no wake for the cron job (no wake snapshot listed it)");
+    progress.note(`host: wake timer set for ${new Date((armed as { atMs: number }).atMs).toISOString()}`);
+
+    const woken = await progress.phase(
+      "Scheduled wake: the host wakes VM1 from the wake snapshot, the job runs, VM1 sleeps again",
+      async () => {
+        const event = await pollUntil(
+          "the host's scheduled wake of VM1",
+          async () => host.wakes.find((e) => e.kind === "woke" && e.jobId === jobId && e.woke),
+          300_000,
+        );
+        await pollUntil("the host to put VM1 to sleep again after the job", async () => host.sleeps[1], 600_000);
+        return event as Extract<typeof event, { kind: "woke" }>;
+      },
+    );
+    const secondSleep = host.sleeps[1];
+    const secondSleptAtMs = host.sleptAtMs[1]!;
+    progress.note(`host: woke VM1 in ${seconds(woken.ms)}, then ${JSON.stringify(secondSleep)}`);
+    if ((secondSleep as { slept?: boolean }).slept !== true) throw new Error("VM1 did not sleep again after the job");
 
     await progress.phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"));
     const afterWake = await gatewayInstance(publicOrigin, secrets.gatewayToken);
+    const runs = await cronRuns(await host.vm1(), secrets.gatewayToken, jobId);
+    const [marker] = await markerTimes(await host.vm1());
+    const run = runs[0];
+    if (!run || marker === undefined) throw new ScheduledJobError(`the woken gateway recorded no run of ${jobId}`);
+    const scheduled = {
+      jobId,
+      dueAtMs,
+      firedAtMs: woken.firedAtMs,
+      wokenAtMs: woken.awakeAtMs,
+      ranAtMs: run.runAtMs ?? run.ts,
+      markerMs: marker,
+      runStatus: run.status ?? "unknown",
+      asleepAtMs: host.sleptAtMs[0]!,
+      secondSleep,
+      secondSleptAtMs,
+    };
+    progress.note(
+      `cron.runs: ${runs.length} run(s) of ${jobId}, ${scheduled.runStatus}; the job wrote ${new Date(marker).toISOString()} on VM1`,
+    );
     progress.note(`gateway instance ${beforeSleep} before the sleep, ${afterWake} after the wake`);
     const secretsOnVm1 = await secretsOnDisk(await host.vm1(), [...Object.values(secrets), services.modelKey]);
     progress.note(`secrets on VM1's disk: ${secretsOnVm1.length === 0 ? "none" : secretsOnVm1.join(", ")}`);
@@ -229,6 +300,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       totalMs: Math.round(performance.now() - started),
       kept: options.keep === true,
       modelKey,
+      scheduledWake: scheduled,
     };
     for (const line of [
       ...summaryLines(summary),
@@ -244,6 +316,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       messages,
       sleep,
       afterSleep,
+      scheduled,
       gatewayInstances: { beforeSleep, afterWake },
       secretsOnVm1,
       summary,

@@ -17,6 +17,10 @@ export interface Timers {
 
 export const DEMO_TIMERS: Timers = { idleAfter: "20s", pollInterval: "2s" };
 
+/** The gateway's `suspend.wakeLead`: it wants to be awake this long before a job, and will not sleep so close to one. */
+export const WAKE_LEAD = "20s";
+export const WAKE_LEAD_MS = 20_000;
+
 export interface GatewayConfigInput {
   port: number;
   publicOrigin: string;
@@ -64,6 +68,8 @@ export function jobConfigPatch(input: GatewayConfigInput) {
     renotifyAfter: "30s",
     notifyUrl: input.notifyUrl,
     secretEnv: "VSB_NOTIFY_SECRET",
+    // Scheduled wake: cron run times go to the host, which wakes VM1 this long before a job (plus its own lead).
+    wakeLead: WAKE_LEAD,
   };
   return {
     // No model key on VM1: its firewall adds it (vm1NetworkPolicy).

@@ -1,23 +1,36 @@
 // A reference host for sleep and wake, shaped like a Vercel Function (a Fetch API handler), in front of VM1 (the
 // sandbox that runs the OpenClaw gateway with this plugin's `suspend` block):
-//   POST /notify   the resident's signed notification → suspend the gateway → sleep VM1
+//   POST /notify   the resident's signed notification → suspend the gateway → sleep VM1; or a signed wake
+//                  snapshot (`kind: "wake"`) → kept durably, then acknowledged → the wake timer is re-armed
 //   POST /message  an incoming message (Bearer messageSecret) → wake VM1 if it sleeps → hand the message over
+// Scheduled wake (wake-timer.ts): one timer for the next wake the kept snapshot asks for, minus the host's own
+// lead (`wakeAheadMs`, how long a wake takes); when it fires and VM1 sleeps, VM1 is woken by the same path a
+// message uses, so the job runs in the woken gateway. The timer lives as long as this host's process (a plain
+// server); a Vercel Function instance does not, so there a cron or queue calls the same wake at `wakePlan().atMs`.
 // Everything it needs comes from the host library (src/host, published as `openclaw-vercel-sandbox/host`).
 // Secrets come from the host's own environment. Bodies are bounded before they are read (guards.ts). The main
 // job runs it in front of its VM1; examples/host/server.ts runs it as a plain server.
 import {
   GatewayClient,
   MemoryNonceStore,
+  MemoryWakeStore,
   type NonceStore,
   NonceStoreFullError,
+  notificationKind,
   sleepVm,
   type VmConnection,
   verifyNotification,
+  verifyWakeNotification,
   vmStatus,
   type WakeOptions,
+  type WakePlan,
+  WakeSchedule,
+  type WakeStore,
+  WakeStoreWriteError,
   wakeVm,
 } from "../host/index.js";
 import { BodyTooLargeError, bearerMatches, DEFAULT_MAX_BODY_BYTES, readBounded } from "./guards.js";
+import { type WakeEvent, WakeTimer } from "./wake-timer.js";
 
 export interface HostConfig {
   gatewayUrl: string;
@@ -52,6 +65,19 @@ export interface HostConfig {
   onSlept?: (outcome: unknown) => void;
   /** Where the host's own log lines go (default: stderr). Never given a secret. */
   log?: (line: string) => void;
+  /**
+   * Where accepted wake snapshots are kept (default: in memory). A host that must remember its schedule across
+   * restarts passes a FileWakeStore (or a store of its own whose replace is atomic and durable).
+   */
+  wakeStore?: WakeStore;
+  /** How long before the gateway's wake time (its job's due time minus `suspend.wakeLead`) to start waking VM1: how long a wake takes (default 60 s). */
+  wakeAheadMs?: number;
+  /** The furthest ahead the wake timer may be set (default and most: 2^31-1 ms); a later wake is reported. */
+  wakeMaxAheadMs?: number;
+  /** VM1's session deadline as this host knows it: a job due after it is reported, not scheduled. */
+  wakeDeadlineAtMs?: () => number | undefined;
+  /** Called with each scheduled-wake event (armed, unschedulable, woke, failed); each is logged too. */
+  onWake?: (event: WakeEvent) => void;
 }
 
 /** Whether this message had to wake VM1, and how long that took. */
@@ -74,6 +100,27 @@ export function createHost(config: HostConfig) {
   let waking: Promise<Awake> | undefined; // messages that arrive while VM1 wakes share that wake
 
   const sleptInstances = new Set<string>();
+  const schedule = new WakeSchedule(config.wakeStore ?? new MemoryWakeStore());
+  const timer = new WakeTimer({
+    schedule,
+    aheadMs: config.wakeAheadMs ?? 60_000,
+    ...(config.wakeMaxAheadMs !== undefined ? { maxAheadMs: config.wakeMaxAheadMs } : {}),
+    ...(config.wakeDeadlineAtMs ? { deadlineAtMs: config.wakeDeadlineAtMs } : {}),
+    wake: () => awake(),
+    report: (event) => {
+      log(`reference host: scheduled wake ${describeWake(event)}`);
+      config.onWake?.(event);
+    },
+  });
+  const rearm = () =>
+    timer.arm().catch((error: unknown) => {
+      log(
+        `reference host: the wake timer could not be armed (${(error as Error).name}); it is re-armed on the next snapshot or sleep`,
+      );
+      return undefined;
+    });
+  // A restarted host with a durable store picks its schedule up again.
+  void rearm();
 
   async function sleep(instanceId: string): Promise<unknown> {
     if (sleptInstances.has(instanceId)) return { slept: false, why: "already asleep" };
@@ -84,7 +131,31 @@ export function createHost(config: HostConfig) {
     if (result.status !== "ready") return { slept: false, gateway: result };
     const slept = await sleepVm({ connection: config.connection, name: config.vmName });
     sleptInstances.add(instanceId);
+    // A wake time that passed while VM1 was still up (or is near) now needs a real wake.
+    void rearm();
     return { slept: true, snapshotId: slept.snapshotId, kept: slept.kept };
+  }
+
+  /** A signed wake snapshot: kept durably before it is acknowledged (the plugin retries anything but 2xx). */
+  async function onWakeSnapshot(request: Request, body: string): Promise<Response> {
+    const verified = await verifyWakeNotification({
+      secret: config.notifySecret,
+      headers: request.headers,
+      body,
+      nonces,
+    });
+    if (!verified.ok) return json(401, { error: verified.reason });
+    let outcome: "accepted" | "stale";
+    try {
+      outcome = await schedule.accept(verified.notification);
+    } catch (error) {
+      if (!(error instanceof WakeStoreWriteError)) throw error;
+      log(`reference host: ${error.message}; not acknowledged (the gateway sends it again)`);
+      return json(503, { error: error.name });
+    }
+    if (outcome === "stale") return json(409, { error: "stale", revision: verified.notification.snapshot.revision });
+    await rearm();
+    return json(200, { accepted: true, revision: verified.notification.snapshot.revision });
   }
 
   // Acknowledged at once (the resident's request has a short timeout); the sleep runs after the response.
@@ -92,6 +163,7 @@ export function createHost(config: HostConfig) {
     const body = (await readBounded(request.body, request.headers.get("content-length"), maxBodyBytes)).toString();
     let verified: Awaited<ReturnType<typeof verifyNotification>>;
     try {
+      if (notificationKind(body) === "wake") return await onWakeSnapshot(request, body);
       verified = await verifyNotification({ secret: config.notifySecret, headers: request.headers, body, nonces });
     } catch (error) {
       if (!(error instanceof NonceStoreFullError)) throw error;
@@ -124,6 +196,10 @@ export function createHost(config: HostConfig) {
     sleptInstances.clear();
     const status = await gateway.status();
     if (status.suspension.phase !== "running") await gateway.resume(status.suspension.suspensionId);
+    // The woken gateway's wake list, in case a notification was missed (a stale one is simply not kept).
+    if (status.wake && status.wakeLeadMs !== undefined) {
+      if ((await schedule.recover(status.instanceId, status.wake, status.wakeLeadMs)) === "accepted") void rearm();
+    }
     return { woke: true, ms: woke.ms, instanceId: status.instanceId };
   }
 
@@ -154,6 +230,10 @@ export function createHost(config: HostConfig) {
 
   return {
     authenticatesMessages: config.messageSecret !== undefined,
+    /** The next scheduled wake as this host plans it now (or why it cannot). */
+    wakePlan: (): Promise<WakePlan> => timer.arm(),
+    /** Clears the wake timer (call it when the host shuts down). */
+    stop: () => timer.stop(),
     async fetch(request: Request): Promise<Response> {
       const { pathname } = new URL(request.url);
       if (request.method !== "POST") return json(405, { error: "use POST" });
@@ -167,4 +247,18 @@ export function createHost(config: HostConfig) {
       }
     },
   };
+}
+
+function describeWake(event: WakeEvent): string {
+  const job = `for job ${event.jobId} due ${new Date(event.runAtMs).toISOString()}`;
+  switch (event.kind) {
+    case "armed":
+      return `${job}: timer set for ${new Date(event.atMs).toISOString()}`;
+    case "unschedulable":
+      return `${job}: CANNOT be scheduled (${event.reason === "too-far" ? "too far ahead for this host's timer" : "after VM1's session deadline"}); the job will be missed unless VM1 is awake then`;
+    case "woke":
+      return `${job}: ${event.woke ? `VM1 woken in ${event.ms} ms` : "VM1 was already awake"}`;
+    case "failed":
+      return `${job}: the wake failed (${event.error}); retrying in ${event.retryInMs} ms`;
+  }
 }

@@ -4,3 +4,4 @@
 export { BodyTooLargeError, bearerMatches, DEFAULT_MAX_BODY_BYTES, readBounded } from "./guards.js";
 export { type Awake, createHost, type HostConfig } from "./host.js";
 export { type Handler, InsecureBindError, isLoopback, serve } from "./server.js";
+export { MAX_TIMER_MS, type WakeEvent, WakeTimer, type WakeTimerOptions } from "./wake-timer.js";
