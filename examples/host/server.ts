@@ -1,5 +1,8 @@
 // Runs the reference host (src/reference-host) as a plain Node HTTP server. Configuration comes from the
 // environment; nothing secret is printed. A host whose `/message` takes no secret binds to loopback only.
+// Scheduled wake: with WAKE_STATE_DIR the accepted wake snapshot survives a restart of this server (a file,
+// replaced atomically); WAKE_AHEAD_MS is how long before the gateway's wake time it starts waking VM1.
+import { FileWakeStore } from "../../src/host/index.js";
 import { createHost, serve } from "../../src/reference-host/index.js";
 
 const need = (name: string): string => {
@@ -7,8 +10,15 @@ const need = (name: string): string => {
   if (!value) throw new Error(`set ${name}`);
   return value;
 };
+const milliseconds = (name: string): number | undefined => {
+  const value = process.env[name];
+  if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value)) throw new Error(`${name} must be a whole number of milliseconds`);
+  return Number(value);
+};
 
 const gatewayUrl = need("GATEWAY_URL");
+const wakeAheadMs = milliseconds("WAKE_AHEAD_MS");
 const host = createHost({
   gatewayUrl,
   gatewayToken: need("GATEWAY_TOKEN"),
@@ -18,5 +28,13 @@ const host = createHost({
   vmName: need("VM1_NAME"),
   start: { cmd: "sh", args: ["-c", need("GATEWAY_START_COMMAND")] },
   ready: async () => (await fetch(new URL("/readyz", gatewayUrl)).catch(() => undefined))?.ok === true,
+  ...(process.env.WAKE_STATE_DIR ? { wakeStore: new FileWakeStore(process.env.WAKE_STATE_DIR) } : {}),
+  ...(wakeAheadMs !== undefined ? { wakeAheadMs } : {}),
 });
-await serve(host, Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0.1");
+const server = await serve(host, Number(process.env.PORT ?? 3000), process.env.HOST ?? "127.0.0.1");
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    host.stop();
+    server.close(() => process.exit(0));
+  });
+}

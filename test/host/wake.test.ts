@@ -16,6 +16,7 @@ import {
   verifyWakeNotification,
   type WakeNotification,
   WakeSchedule,
+  wakeKey,
 } from "../../src/host/index.js";
 
 const SECRET = "wake-spec-secret";
@@ -106,6 +107,40 @@ describe("wake schedule", () => {
     expect(planWake(kept([["a", 100_000]]), 0, { deadlineAtMs: 100_000 })).toMatchObject({
       kind: "unschedulable",
       reason: "after-deadline",
+    });
+  });
+
+  it("starts the host's own lead earlier, and skips a wake it served once that wake is due", () => {
+    const kept = {
+      instanceId: "i",
+      leadMs: 30_000,
+      acceptedAtMs: 0,
+      snapshot: {
+        revision: 1,
+        wakes: [
+          { jobId: "a", runAtMs: 100_000 },
+          { jobId: "b", runAtMs: 400_000 },
+        ],
+      },
+    };
+    // The host's wake takes 45 s: it starts 30 s + 45 s before the job.
+    expect(planWake(kept, 0, { aheadMs: 45_000 })).toEqual({
+      kind: "wake",
+      atMs: 25_000,
+      jobId: "a",
+      runAtMs: 100_000,
+    });
+    const served = new Set([wakeKey({ jobId: "a", runAtMs: 100_000 })]);
+    // Served but still ahead (VM1 slept before it ran): woken for again, at once when its time has come.
+    expect(planWake(kept, 90_000, { served })).toMatchObject({ kind: "wake", jobId: "a", atMs: 90_000 });
+    // Served and due: the gateway had its run; the next job is planned instead.
+    expect(planWake(kept, 100_000, { served })).toEqual({ kind: "wake", atMs: 370_000, jobId: "b", runAtMs: 400_000 });
+    // Not served: a job due while VM1 slept still wakes it (the gateway catches a missed one-shot up).
+    expect(planWake(kept, 200_000)).toMatchObject({ kind: "wake", jobId: "a", atMs: 200_000 });
+    expect(
+      planWake(kept, 500_000, { served: new Set([...served, wakeKey({ jobId: "b", runAtMs: 400_000 })]) }),
+    ).toEqual({
+      kind: "none",
     });
   });
 });
