@@ -2,7 +2,8 @@
 // absolute paths and sees nothing of the host it is not given. A session is one long-lived "holder" (PID 1
 // of its own mount, PID, network, IPC, UTS and cgroup namespaces) that builds the sandbox's root and
 // then waits:
-// - `/` is an overlay of the sandbox's own upper layer over the sandbox image (image.ts: a sanitised
+// - `/` is an overlay of the sandbox's own upper layer over the frozen layers of its snapshot chain, if
+//   any (layers.ts: read-only, idmapped into its id range), over the sandbox image (image.ts: a sanitised
 //   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…, and a copy of the
 //   runtime's Node at /opt/vercel-sandbox-node, host-owned so read-only), never the host root;
 // - the host's system directories are visible read-only: /usr (all of it, /usr/local included, with the
@@ -56,14 +57,14 @@
 // within one emulator only: two emulators on one host may (seldom) hand out the same range.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
-import { lchown, mkdir } from "node:fs/promises";
+import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
 import type { HolderMount } from "./drives.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
-import { IDMAP_SCRIPT, type LayerStack } from "./layers.js";
+import { IDMAP_SCRIPT, type LayerStack, PYTHON } from "./layers.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -136,6 +137,8 @@ export function sandboxLayout(dir: string) {
  */
 export async function prepareLayers(dir: string, idBase: number, idmapped = 0): Promise<void> {
   const l = sandboxLayout(dir);
+  // A fresh work dir each time: a `volatile` overlay leaves a marker there that refuses the next mount.
+  await rm(l.work, { recursive: true, force: true });
   const points = Array.from({ length: idmapped }, (_, i) => path.join(l.layers, String(i)));
   await Promise.all([l.upper, l.work, l.root, l.layers, ...points].map((d) => mkdir(d, { recursive: true })));
   await lchown(l.upper, idBase, idBase);
@@ -155,10 +158,12 @@ echo sandbox > /proc/sys/kernel/hostname
 # mount table names nothing of the host. Frozen layers of another id range are mounted idmapped first (layers.ts).
 cd "$DATA"; cd "$LAYER_DIR"
 if [ -n "$IDMAPS" ]; then
-  printf '%s\n' "$IDMAPS" | python3 -c "$IDMAP_SCRIPT" "$COUNT" || { echo "idmapped layer mount failed" >&2; exit 1; }
+  printf '%s\n' "$IDMAPS" | "$PYTHON" -I -S -c "$IDMAP_SCRIPT" "$COUNT" || { echo "idmapped layer mount failed" >&2; exit 1; }
 fi
+# volatile: the overlay never syncs its upper layer, so a stop does not wait on a sync of the data dir's whole
+# filesystem (unmounting an overlay syncs its upper filesystem); the emulator's data goes with it anyway.
 n=0
-until mount -t overlay overlay -o "lowerdir=$LOWERS$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK" "$ROOT" 2>/dev/null; do
+until mount -t overlay overlay -o "lowerdir=$LOWERS$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK,volatile" "$ROOT" 2>/dev/null; do
   n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
 done
 cd "$DATA"
@@ -331,6 +336,7 @@ export async function startHolder(
         LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
         IDMAPS: stack.idmaps.join("\n"),
         IDMAP_SCRIPT,
+        PYTHON,
       },
       detached: true,
     },

@@ -17,12 +17,20 @@
 // - Depth: a chain longer than MAX_LAYERS is flattened into one new layer (a host-side merge that keeps
 //   whiteouts and opaque directories, as the overlay reads them), which costs a copy once per MAX_LAYERS snapshots.
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 
 const run = promisify(execFile);
+
+/**
+ * The host's own Python for the idmap and merge helpers, started isolated and without `site` (a shim on
+ * PATH, e.g. pyenv's, costs half a second per start on a loaded machine).
+ */
+export const PYTHON = ["/usr/bin/python3", "/usr/local/bin/python3"].find((p) => existsSync(p)) ?? "python3";
+export const PYTHON_FLAGS = ["-I", "-S"];
 
 /** Frozen layers a chain may hold before a snapshot flattens it (well under overlayfs's lower-layer limit). */
 export const MAX_LAYERS = 32;
@@ -197,7 +205,7 @@ for low, base in layers[1:]:
 /** Writes the merge of `chain` (top first) to `dest` (absolute), owned in range `idBase`. */
 export async function flattenLayers(dataDir: string, chain: readonly LayerRef[], dest: string, idBase: number) {
   const args = chain.flatMap((l) => [path.join(dataDir, l.dir), String(l.idBase)]);
-  await run("python3", ["-c", MERGE_SCRIPT, dest, String(idBase), String(SANDBOX_ID_COUNT), ...args], {
+  await run(PYTHON, [...PYTHON_FLAGS, "-c", MERGE_SCRIPT, dest, String(idBase), String(SANDBOX_ID_COUNT), ...args], {
     maxBuffer: 1024 * 1024,
   });
 }

@@ -67,6 +67,11 @@ describe.each(SDKS)("layered snapshots with SDK %s", (_version, { Sandbox, Snaps
     expect((await sh(a, "cat /vercel/sandbox/mine.txt; ls /vercel/sandbox")).out).toBe("changed\nagain\nmine.txt\n");
     expect((await sh(b, "cat /vercel/sandbox/mine.txt /vercel/sandbox/root.txt")).out).toBe("originalroot\n");
     expect(await readFile(path.join(frozen(snapshot.snapshotId), SANDBOX_FILE, "mine.txt"), "utf8")).toBe("original");
+    // The file endpoints see the same merged view: a frozen file reads, and a write lands in the sandbox's own layer.
+    expect((await b.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("original");
+    await b.writeFiles([{ path: "mine.txt", content: Buffer.from("b's own") }]);
+    expect((await b.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("b's own");
+    expect((await a.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("changed\nagain\n");
     // On the host, `a`'s copy is owned in `a`'s own range, never the source's or `b`'s.
     const [rootA, rootB, rootSource] = await Promise.all(
       [a, b, source].map(async (s) => (await stat(await upperOf(s.name))).uid),
