@@ -133,13 +133,13 @@ export function sandboxLayout(dir: string) {
 
 /**
  * The sandbox's own layers; the upper layer is sandbox root's (host id `idBase`), so `/` is root's.
- * `idmapped` mount points (layers.ts) are made in the layer dir.
+ * The mount points of idmapped frozen layers (layers.ts stackPlan) are made in the layer dir.
  */
-export async function prepareLayers(dir: string, idBase: number, idmapped = 0): Promise<void> {
+export async function prepareLayers(dir: string, idBase: number, stack?: LayerStack): Promise<void> {
   const l = sandboxLayout(dir);
   // A fresh work dir each time: a `volatile` overlay leaves a marker there that refuses the next mount.
   await rm(l.work, { recursive: true, force: true });
-  const points = Array.from({ length: idmapped }, (_, i) => path.join(l.layers, String(i)));
+  const points = (stack?.idmaps ?? []).map((line) => path.join(l.layers, line.split("\t")[1]!));
   await Promise.all([l.upper, l.work, l.root, l.layers, ...points].map((d) => mkdir(d, { recursive: true })));
   await lchown(l.upper, idBase, idBase);
 }

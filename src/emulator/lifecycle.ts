@@ -144,7 +144,7 @@ export class Lifecycle {
       const mounts = (await this.drives?.attach(sandbox, session, running)) ?? [];
       const layout = sandboxLayout(sandbox.dir);
       const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
-      await prepareLayers(sandbox.dir, sandbox.idBase, stack.idmaps.length);
+      await prepareLayers(sandbox.dir, sandbox.idBase, stack);
       const limits = this.cgroups.create(session.id, session.vcpus);
       session.holder = await startHolder(
         sandbox.dir,

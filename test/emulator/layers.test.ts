@@ -111,6 +111,8 @@ describe.each(SDKS)("layered snapshots with SDK %s", (_version, { Sandbox, Snaps
     await middle.writeFiles([{ path: "two.txt", content: Buffer.from("two") }]);
     expect((await sh(middle, "rm /vercel/sandbox/gone.txt && echo 1b >> /vercel/sandbox/one.txt")).code).toBe(0);
     const s2 = await middle.snapshot();
+    // The middle sandbox resumes over its own frozen layer (its range) on the first one (another range).
+    expect((await sh(middle, "cat /vercel/sandbox/one.txt /vercel/sandbox/two.txt")).out).toBe("one1b\ntwo");
     await s1.delete();
     await first.delete();
     const last = await Sandbox.create({ ...connect(api), source: { type: "snapshot", snapshotId: s2.snapshotId } });
