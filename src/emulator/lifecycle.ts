@@ -278,14 +278,7 @@ export class Lifecycle {
       bytes: await layerBytes(own),
     };
     let layers = [top, ...(sandbox.lowers ?? [])];
-    if (layers.length > MAX_LAYERS) {
-      // Flatten: one merged layer in place of the chain (a copy, once per MAX_LAYERS snapshots).
-      const merged = path.join(dir, "merged");
-      await flattenLayers(this.dataDir, layers, merged, sandbox.idBase);
-      await rm(own, { recursive: true, force: true });
-      await rename(merged, own);
-      layers = [{ ...top, bytes: await layerBytes(own) }];
-    }
+    if (layers.length > MAX_LAYERS) layers = await this.flatten(layers, dir);
     sandbox.lowers = layers;
     await Promise.all([layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
     await prepareLayers(sandbox.dir, sandbox.idBase);
@@ -312,6 +305,25 @@ export class Lifecycle {
     await this.evict(sandbox);
     await this.sweep();
     return snap;
+  }
+
+  /**
+   * One merged layer in place of a chain grown past MAX_LAYERS (a copy, once per MAX_LAYERS snapshots), as
+   * the chain's top layer (in `dir`). Should the merge fail, the longer chain stays: overlayfs takes it still.
+   */
+  private async flatten(layers: LayerRef[], dir: string): Promise<LayerRef[]> {
+    const top = layers[0]!;
+    const own = path.join(this.dataDir, top.dir);
+    const merged = path.join(dir, "merged");
+    try {
+      await flattenLayers(this.dataDir, layers, merged, top.idBase);
+    } catch {
+      await rm(merged, { recursive: true, force: true });
+      return layers;
+    }
+    await rm(own, { recursive: true, force: true });
+    await rename(merged, own);
+    return [{ ...top, bytes: await layerBytes(own) }];
   }
 
   private async evict(sandbox: SandboxRecord): Promise<void> {
