@@ -64,7 +64,8 @@ beforeAll(async () => {
   } finally {
     process.stderr.write(`[main job]\n${lines.join("\n")}\n`);
   }
-}, 1_800_000);
+  // The job takes 12-20 minutes on a loaded 2-core machine, and the build before it may wait for another's.
+}, 2_700_000);
 
 afterAll(async () => {
   await job?.stop();

@@ -6,8 +6,11 @@
 import type { Sandbox } from "@vercel/sandbox";
 import { openclaw, ROOT, sh } from "./vm1.js";
 
-/** The host's own lead (`wakeAheadMs`): a wake of VM1 takes up to ~35 s on the emulator, with room to spare. */
-export const HOST_WAKE_AHEAD_MS = 45_000;
+/**
+ * The host's own lead (`wakeAheadMs`), on top of the gateway's 45 s: room for a slow wake. Kept under the idle
+ * clock (15-20 s here), since the woken gateway holds sleep only within its own lead of the job.
+ */
+export const HOST_WAKE_AHEAD_MS = 12_000;
 /**
  * From adding the job to its due time: the idle clock (15-20 s), the sleep handshake and checkpoint (20-50 s on a
  * loaded machine) and the wake (15-35 s), so VM1 is asleep well before the wake time and awake before the job.

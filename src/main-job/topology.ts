@@ -17,9 +17,11 @@ export interface Timers {
 
 export const DEMO_TIMERS: Timers = { idleAfter: "20s", pollInterval: "2s" };
 
-/** The gateway's `suspend.wakeLead`: it wants to be awake this long before a job, and will not sleep so close to one. */
-export const WAKE_LEAD = "20s";
-export const WAKE_LEAD_MS = 20_000;
+/**
+ * The gateway's `suspend.wakeLead`: it wants to be awake this long before a job, and will not sleep so close to
+ * one. It covers the emulator's wake (15-35 s), so a gateway the host woke does not idle back to sleep before its job.
+ */
+export const WAKE_LEAD = "45s";
 
 export interface GatewayConfigInput {
   port: number;

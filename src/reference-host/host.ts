@@ -70,7 +70,11 @@ export interface HostConfig {
    * restarts passes a FileWakeStore (or a store of its own whose replace is atomic and durable).
    */
   wakeStore?: WakeStore;
-  /** How long before the gateway's wake time (its job's due time minus `suspend.wakeLead`) to start waking VM1: how long a wake takes (default 60 s). */
+  /**
+   * How long before the gateway's wake time (its job's due time minus `suspend.wakeLead`) to start waking VM1: how
+   * long a wake takes (default 60 s). Keep it under the gateway's `idleAfter`: a woken gateway holds sleep only
+   * within its own `wakeLead` of the job, so an earlier wake could idle back to sleep first (it is woken again).
+   */
   wakeAheadMs?: number;
   /** The furthest ahead the wake timer may be set (default and most: 2^31-1 ms); a later wake is reported. */
   wakeMaxAheadMs?: number;
