@@ -36,14 +36,20 @@ export class WorkerGateway {
   /**
    * Installs the packed plugin into a fresh state of this version, adds the profile (with `profile`'s extra
    * keys) and `config`, starts it. On a release with ready workers the profile keeps none unless `profile`
-   * says `readyWorkers`, so a spec's sandbox count is its own dispatches'.
+   * says `readyWorkers`, so a spec's sandbox count is its own dispatches'. `prepare` runs on the
+   * harness before the config is patched and the gateway starts (e.g. a registry plugin install, an auth profile).
    */
-  async start(config: Record<string, unknown> = {}, profile: Record<string, unknown> = {}): Promise<void> {
+  async start(
+    config: Record<string, unknown> = {},
+    profile: Record<string, unknown> = {},
+    prepare?: (gw: GatewayHarness) => Promise<void>,
+  ): Promise<void> {
     const started = performance.now();
     this.harness = await GatewayHarness.create({ openclawVersion: this.openclawVersion });
     this.host = await TestHost.create();
     this.api = await startLocalSandboxApi();
     await this.harness.installPlugin(await this.harness.packPlugin());
+    await prepare?.(this.harness);
     this.timings.installMs = Math.round(performance.now() - started);
     const { gateway: extraGateway, ...rest } = config as { gateway?: Record<string, unknown> };
     await this.harness.patchConfig({
