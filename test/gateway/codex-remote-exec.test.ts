@@ -156,17 +156,22 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
 
   it("no model key or gateway token is anywhere on VM2's disk", { timeout: 600_000 }, async () => {
     const box = await vm2();
+    // The proof file's nonce is the control: the same scan must find it where the test wrote it.
     const scan = await box.runCommand({
       cmd: "sh",
       args: [
         "-c",
-        'for s in "$@"; do grep -rlF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -- "$s" / 2>/dev/null; done; echo done',
+        'for s in "$@"; do echo "--"; grep -rlF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -- "$s" / 2>/dev/null; done; echo done',
         "sh",
+        nonce,
         apiKey,
         token,
       ],
       sudo: true,
     });
-    expect(await scan.stdout()).toBe("done\n");
+    const [control, key, gatewayToken] = (await scan.stdout()).split("--\n").slice(1);
+    expect(control?.split("\n")).toContain("/tmp/codex-proof");
+    expect(key).toBe("");
+    expect(gatewayToken).toBe("done\n");
   });
 });
