@@ -3,6 +3,7 @@
 // answers (a wake must start a fresh one); what the plugin logged for the worker it provisioned; that no secret
 // reached VM1's gateway tree; and where, on this machine, VM1's disk and checkpoints are for a fuller scan.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Sandbox } from "@vercel/sandbox";
@@ -31,7 +32,10 @@ export interface Vm1OnDisk {
   name: string;
   /** VM1's own filesystem (its writable layer, as a checkpoint copies it): what its next checkpoint would hold. */
   sandboxDirs: string[];
-  /** Each live checkpoint of VM1: a copy of its writable layer when it slept. */
+  /**
+   * Each checkpoint of VM1 still on disk: the layer it froze when VM1 slept (layered snapshots: what changed since
+   * the checkpoint before). A deleted checkpoint's layer is kept, and scanned, while a later one stands on it.
+   */
   checkpointDirs: string[];
   /** Every secret value in play, by a name that says what it is (values only in memory). */
   secrets: Record<string, string>;
@@ -39,7 +43,8 @@ export interface Vm1OnDisk {
 
 /**
  * The emulator's layout (lifecycle.ts, sandboxes.ts, isolation.ts): a sandbox's files are under
- * `sandboxes/<encoded name>~<incarnation>/fs`, a snapshot's copy of them under `snapshots/<id>/fs`.
+ * `sandboxes/<encoded name>~<incarnation>/fs` (its own writable layer), a snapshot's frozen layer under
+ * `snapshots/<id>/fs`; `checkpointIds` may name deleted checkpoints, whose directories are kept only while used.
  */
 export async function vm1OnDisk(
   dataDir: string,
@@ -54,7 +59,7 @@ export async function vm1OnDisk(
   return {
     name,
     sandboxDirs: incarnations.map((entry) => path.join(dataDir, "sandboxes", entry, "fs")),
-    checkpointDirs: checkpointIds.map((id) => path.join(dataDir, "snapshots", id)),
+    checkpointDirs: checkpointIds.map((id) => path.join(dataDir, "snapshots", id)).filter((dir) => existsSync(dir)),
     secrets,
   };
 }

@@ -262,7 +262,9 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(`gateway instance ${beforeSleep} before the sleep, ${afterWake} after the wake`);
     const secretsOnVm1 = await secretsOnDisk(await host.vm1(), [...Object.values(secrets), services.modelKey]);
     progress.note(`secrets on VM1's disk: ${secretsOnVm1.length === 0 ? "none" : secretsOnVm1.join(", ")}`);
-    const checkpoints = (await listCheckpoints(connection, box.name)).filter((s) => s.status === "created");
+    // Every checkpoint VM1 ever had, deleted ones too: with layered snapshots a deleted checkpoint's layer stays on
+    // disk while a later one stands on it (vm1OnDisk keeps the directories that still exist).
+    const checkpoints = await listCheckpoints(connection, box.name);
     const handedOver = services.front.handedOver().map((h, i) => [`${h.name}#${i + 1}`, h.value] as const);
     const vm1Disk = await vm1OnDisk(
       emulatorDataDir(tmp),
