@@ -57,6 +57,8 @@ export const OUR_TEMP_PREFIXES = [
   "vsb-maintain-",
   // Codex specs (test/gateway/codex)
   "codex-responses-spec-",
+  // reference host (test/reference-host)
+  "vsb-host-wake-",
   // bench
   "bench-base-",
   "bench-gateway-",
