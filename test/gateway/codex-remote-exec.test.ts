@@ -2,10 +2,7 @@
 // Responses server on loopback (no model, no key), a session on a worktree is dispatched to a `vercel-sandbox`
 // profile, and the command Codex runs executes on VM2 through the managed exec-server the gateway launches
 // there, after an approval the test gives per attempt. One gateway, one cold VM2 reused by every case.
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import fs from "node:fs/promises";
-import path from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Approver, CODEX_GATEWAY_VERSION, codexGatewayConfig, prepareCodexGateway } from "./codex/codex-gateway.js";
@@ -78,13 +75,7 @@ beforeAll(async () => {
   await worker.start(codexGatewayConfig(server.baseUrl), {}, (gw) => prepareCodexGateway(gw, apiKey));
   token = ((await worker.gw.readConfig()) as { gateway: { auth: { token: string } } }).gateway.auth.token;
   approver = await Approver.start(worker.gw, worker.host?.fingerprint ?? "");
-  repo = path.join(worker.gw.runDir, "repo");
-  await fs.mkdir(repo);
-  await fs.writeFile(path.join(repo, "README.md"), "# codex remote-exec spec\n");
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-  git("init", "-q", "-b", "main");
-  git("add", "-A");
-  git("-c", "user.name=spec", "-c", "user.email=spec@example.invalid", "commit", "-q", "-m", "repo");
+  repo = await worker.createRepo("codex remote-exec spec");
 }, 1_200_000);
 
 afterAll(async () => {

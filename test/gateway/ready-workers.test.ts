@@ -4,9 +4,6 @@
 // VM2 for it; the consumed worker is never offered again (core refills with a new lease, and a third session
 // gets that one, not the second's); and turning `readyWorkers` to 0 drains the unused worker through our
 // destroy. dispatch → placement active with a ready worker is measured (the table at the end).
-import { execFileSync } from "node:child_process";
-import fs from "node:fs/promises";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScriptedModel, scriptedModelConfig, startScriptedModel } from "../../src/main-job/model.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
@@ -34,13 +31,7 @@ describe(`ready workers on openclaw ${NEWEST_OPENCLAW_VERSION}`, () => {
     // A model on OpenClaw's own runtime (worker-turn placement); without one 2026.9.6 picks Codex, which has none.
     model = await startScriptedModel("127.0.0.1");
     await worker.start(scriptedModelConfig(model.baseUrl), { readyWorkers: 1 });
-    repo = path.join(worker.gw.runDir, "repo");
-    await fs.mkdir(repo);
-    await fs.writeFile(path.join(repo, "README.md"), "# ready-workers spec\n");
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-    git("init", "-q", "-b", "main");
-    git("add", "-A");
-    git("-c", "user.name=spec", "-c", "user.email=spec@example.invalid", "commit", "-q", "-m", "repo");
+    repo = await worker.createRepo("ready-workers spec");
   }, 900_000);
 
   afterAll(async () => {

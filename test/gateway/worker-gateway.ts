@@ -1,7 +1,10 @@
 // A real gateway of a given 2026.9.x with the packed plugin and a `vercel-sandbox` profile on its own emulator,
 // bound to a TLS test host (core enrolls nodes only on a non-loopback gateway): what the version specs share.
 // dispose() ends the gateway, the emulator and the host, also when start() failed halfway.
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { type Environment, emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
@@ -107,6 +110,18 @@ export class WorkerGateway {
       },
       { timeoutMs: 240_000, intervalMs: 1_000 },
     );
+  }
+
+  /** A one-commit Git repository (a README titled `title`) in the gateway's run dir, for a session's worktree. */
+  async createRepo(title: string): Promise<string> {
+    const repo = path.join(this.gw.runDir, "repo");
+    await fs.mkdir(repo);
+    await fs.writeFile(path.join(repo, "README.md"), `# ${title}\n`);
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
+    git("init", "-q", "-b", "main");
+    git("add", "-A");
+    git("-c", "user.name=spec", "-c", "user.email=spec@example.invalid", "commit", "-q", "-m", "repo");
+    return repo;
   }
 
   async dispose(): Promise<void> {

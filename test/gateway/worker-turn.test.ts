@@ -2,10 +2,7 @@
 // dispatched to a `vercel-sandbox` profile, the scripted model calls `exec`, and the command runs on VM2 (our
 // emulated sandbox, as its account), which only VM2 can prove: the reply carries a nonce written to a file that
 // exists only in that sandbox, and the account's name. A second message reuses the same VM2.
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import fs from "node:fs/promises";
-import path from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,13 +39,7 @@ describe.each([PINNED_OPENCLAW_VERSION, NEWEST_OPENCLAW_VERSION])("a worker turn
       ...scriptedModelConfig(model.baseUrl),
     });
     token = ((await worker.gw.readConfig()) as { gateway: { auth: { token: string } } }).gateway.auth.token;
-    repo = path.join(worker.gw.runDir, "repo");
-    await fs.mkdir(repo);
-    await fs.writeFile(path.join(repo, "README.md"), "# worker-turn spec\n");
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-    git("init", "-q", "-b", "main");
-    git("add", "-A");
-    git("-c", "user.name=spec", "-c", "user.email=spec@example.invalid", "commit", "-q", "-m", "repo");
+    repo = await worker.createRepo("worker-turn spec");
   }, 900_000);
 
   afterAll(async () => {
