@@ -200,6 +200,7 @@ describe("npm run bench, short mode", () => {
     BENCH_SUSPEND_RUNS: "1",
     BENCH_WARM_PAIRS: "1",
     BENCH_BASE_SAMPLES: "1",
+    BENCH_SNAPSHOT_RUNS: "1",
     BENCH_RUNTIME: "fixture",
   };
   let dir: string;
@@ -354,7 +355,15 @@ describe("npm run bench, short mode", () => {
     const emulator = Object.fromEntries(
       record.emulator.rows.map((r: { operation: string; requestsPerOp: number }) => [r.operation, r.requestsPerOp]),
     );
-    expect(emulator).toEqual({ create: 1, "run true": 1, stop: 1, "resume + run true": 3, delete: 1 });
+    expect(emulator).toEqual({
+      create: 1,
+      "run true": 1,
+      stop: 1,
+      "resume + run true": 3,
+      delete: 1,
+      "snapshot, 1 GiB sandbox": 1,
+      "create from the 1 GiB snapshot": 1,
+    });
   });
 
   it("prints the tables, names the machine and its load, takes the real-gateway figures, and says what is not built", () => {
