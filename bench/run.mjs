@@ -57,31 +57,35 @@ const record = {
   },
   runs,
 };
-if (process.env.BENCH_ONLY === "base") {
-  const samples = size("BENCH_BASE_SAMPLES", 3);
-  step(`new project, base image present vs cold, ${samples} samples`);
-  try {
+// One section alone (BENCH_ONLY=base | emulator): its figures, its table, and the record written as the full run's.
+const only = {
+  base: async () => {
+    const samples = size("BENCH_BASE_SAMPLES", 3);
+    step(`new project, base image present vs cold, ${samples} samples`);
     record.baseCold = await baseVsCold(api, samples);
-  } finally {
-    await api.close();
-  }
-  record.machine.loadAverage1m.end = round(loadavg()[0]);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${formattedJson(record)}\n`);
-  process.stdout.write(`${baseColdMarkdown(record.baseCold)}\n\nJSON: ${out}\n`);
-  process.exit(0);
-}
-if (process.env.BENCH_ONLY === "emulator") {
-  step(`emulator cost, ${runs} runs`);
-  try {
+    return baseColdMarkdown(record.baseCold);
+  },
+  emulator: async () => {
+    step(`emulator cost, ${runs} runs`);
     record.emulator = await emulatorCost(api, runs);
+    return emulatorMarkdown(record.emulator);
+  },
+}[process.env.BENCH_ONLY ?? ""];
+if (process.env.BENCH_ONLY && !only) {
+  await api.close();
+  throw new Error(`BENCH_ONLY=${process.env.BENCH_ONLY}: the sections that run alone are base and emulator`);
+}
+if (only) {
+  let table;
+  try {
+    table = await only();
   } finally {
     await api.close();
   }
   record.machine.loadAverage1m.end = round(loadavg()[0]);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${formattedJson(record)}\n`);
-  process.stdout.write(`${emulatorMarkdown(record.emulator)}\n\nJSON: ${out}\n`);
+  process.stdout.write(`${table}\n\nJSON: ${out}\n`);
   process.exit(0);
 }
 try {
