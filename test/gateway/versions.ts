@@ -4,10 +4,9 @@
 // with the exact version, its own package-lock.json, the repo's install-script allowlist and the repo's .npmrc
 // (release age and strict install scripts stay on), and the shared npm cache of the gateway tests.
 import { existsSync, readFileSync } from "node:fs";
-import fs from "node:fs/promises";
 import path from "node:path";
-import { NPM_CACHE, PINNED_OPENCLAW_VERSION, REPO_ROOT } from "./openclaw.js";
-import { ChildProcesses } from "./processes.js";
+import { PINNED_OPENCLAW_VERSION, REPO_ROOT } from "./openclaw.js";
+import { installStaged } from "./staged-install.js";
 
 /** Every 2026.9.x on the registry (`npm view openclaw versions`), oldest first; the pinned one is the first. */
 export const GATEWAY_VERSIONS = [PINNED_OPENCLAW_VERSION, "2026.9.3", "2026.9.4", "2026.9.5", "2026.9.6"] as const;
@@ -17,8 +16,6 @@ export const NEWEST_OPENCLAW_VERSION: GatewayVersion = GATEWAY_VERSIONS[GATEWAY_
 export const BETWEEN_VERSIONS = GATEWAY_VERSIONS.slice(1, -1);
 
 const GATEWAYS_DIR = path.join(REPO_ROOT, ".cache", "openclaw-gateways");
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
-
 /** The directory holding `node_modules/openclaw` for `version`. */
 export function openclawPrefix(version: string): string {
   if (version === PINNED_OPENCLAW_VERSION) return REPO_ROOT;
@@ -65,31 +62,12 @@ export async function ensureOpenClaw(version: string): Promise<string> {
       `openclaw ${version} is not installed at ${entry}; run \`npm run setup\` (or npm ci under Node 24)`,
     );
   }
-  await fs.mkdir(GATEWAYS_DIR, { recursive: true });
-  const staging = await fs.mkdtemp(path.join(GATEWAYS_DIR, `.${version}-`));
-  const processes = new ChildProcesses((text) => text);
-  try {
-    await fs.writeFile(path.join(staging, "package.json"), projectManifest(version));
-    await fs.copyFile(path.join(REPO_ROOT, ".npmrc"), path.join(staging, ".npmrc"));
-    const result = await processes.run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-      cwd: staging,
-      timeoutMs: INSTALL_TIMEOUT_MS,
-      env: { ...(process.env as Record<string, string>), npm_config_cache: NPM_CACHE },
-    });
-    if (result.code !== 0) {
-      throw new Error(`npm install openclaw@${version} failed (exit ${result.code}):\n${result.stderr.slice(-3000)}`);
-    }
-    if (installedVersion(staging) !== version) throw new Error(`npm installed no openclaw ${version} in ${staging}`);
-    // Another test file may have installed it meanwhile (and may be running it): its install is as good as ours.
-    if (installedVersion(prefix) !== version) {
-      await fs.rm(prefix, { recursive: true, force: true });
-      await fs.rename(staging, prefix).catch((error: NodeJS.ErrnoException) => {
-        if (installedVersion(prefix) !== version) throw error;
-      });
-    }
-  } finally {
-    await processes.terminateAll();
-    await fs.rm(staging, { recursive: true, force: true });
-  }
+  await installStaged({
+    prefix,
+    stagingPrefix: path.join(GATEWAYS_DIR, `.${version}-`),
+    manifest: projectManifest(version),
+    what: `openclaw@${version}`,
+    complete: (dir) => installedVersion(dir) === version,
+  });
   return entry;
 }

@@ -3,17 +3,14 @@
 // release age and strict install scripts stay on; the package has none), never into the root node_modules.
 // Also the `-c` overrides that point Codex at a scripted Responses server and keep it offline.
 import { existsSync } from "node:fs";
-import fs from "node:fs/promises";
 import path from "node:path";
-import { NPM_CACHE, REPO_ROOT } from "../openclaw.js";
-import { ChildProcesses } from "../processes.js";
+import { REPO_ROOT } from "../openclaw.js";
+import { installStaged } from "../staged-install.js";
 
 /** The `@openai/codex` that `@openclaw/codex@2026.9.5` depends on (its package.json). */
 export const CODEX_CLI_VERSION = "0.154.0";
 /** The model provider id the overrides define. */
 export const SCRIPTED_PROVIDER = "scripted";
-
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 function prefixOf(version: string): string {
   return path.join(REPO_ROOT, ".cache", "codex-cli", version);
@@ -40,34 +37,14 @@ export async function ensureCodexCli(version = CODEX_CLI_VERSION): Promise<strin
   }
   const prefix = prefixOf(version);
   if (existsSync(nativeBinary(prefix))) return nativeBinary(prefix);
-  await fs.mkdir(path.dirname(prefix), { recursive: true });
-  const staging = await fs.mkdtemp(`${prefix}-staging-`);
-  const processes = new ChildProcesses((text) => text);
-  try {
-    const manifest = { name: "codex-cli-for-specs", private: true, dependencies: { "@openai/codex": version } };
-    await fs.writeFile(path.join(staging, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-    await fs.copyFile(path.join(REPO_ROOT, ".npmrc"), path.join(staging, ".npmrc"));
-    const result = await processes.run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-      cwd: staging,
-      timeoutMs: INSTALL_TIMEOUT_MS,
-      env: { ...(process.env as Record<string, string>), npm_config_cache: NPM_CACHE },
-    });
-    if (result.code !== 0) {
-      throw new Error(
-        `npm install @openai/codex@${version} failed (exit ${result.code}):\n${result.stderr.slice(-3000)}`,
-      );
-    }
-    if (!existsSync(nativeBinary(staging))) throw new Error(`npm installed no native codex binary in ${staging}`);
-    if (!existsSync(nativeBinary(prefix))) {
-      await fs.rm(prefix, { recursive: true, force: true });
-      await fs.rename(staging, prefix).catch((error: NodeJS.ErrnoException) => {
-        if (!existsSync(nativeBinary(prefix))) throw error;
-      });
-    }
-  } finally {
-    await processes.terminateAll();
-    await fs.rm(staging, { recursive: true, force: true });
-  }
+  const manifest = { name: "codex-cli-for-specs", private: true, dependencies: { "@openai/codex": version } };
+  await installStaged({
+    prefix,
+    stagingPrefix: `${prefix}-staging-`,
+    manifest: `${JSON.stringify(manifest, null, 2)}\n`,
+    what: `@openai/codex@${version} (its native codex binary)`,
+    complete: (dir) => existsSync(nativeBinary(dir)),
+  });
   return nativeBinary(prefix);
 }
 
