@@ -4,7 +4,13 @@ export { projectTransport } from "./box.js";
 export { runPhases } from "./commands.js";
 export { formatDiagnosticsTable, printable } from "./diagnostics.js";
 export { baseKeyOf, imageKeyOf, profileKeyOf } from "./key.js";
-export { DeclaredPreparationError, ImageRefusedError, type PrepareOutcome, prepareProject } from "./prepare.js";
+export {
+  CaptureRequiredError,
+  DeclaredPreparationError,
+  ImageRefusedError,
+  type PrepareOutcome,
+  prepareProject,
+} from "./prepare.js";
 export { maintainImages, type RetentionProfile } from "./retention.js";
 export { ImageStore, ImageUnusableError } from "./store.js";
 export type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";

@@ -42,6 +42,20 @@ export class ImageRefusedError extends Error {
   }
 }
 
+/**
+ * Core (2026.9.4 and later) said the setup it just completed on this box must enter the reusable image before
+ * enrollment (`captureRequired`), and this box cannot be captured: the dispatch fails, saying why, rather than
+ * enrolling a worker whose completed setup no image holds.
+ */
+export class CaptureRequiredError extends Error {
+  override readonly name = "CaptureRequiredError";
+  constructor(readonly reason: string) {
+    super(
+      `vercel-sandbox: OpenClaw requires this worker's completed setup to be captured before enrollment, and it cannot be: ${reason}`,
+    );
+  }
+}
+
 /** A declared recipe failed or is invalid: the dispatch fails visibly, with the (capped, redacted) output. */
 export class DeclaredPreparationError extends Error {
   override readonly name = "DeclaredPreparationError";
@@ -151,6 +165,8 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
 
   const seed = await timed(progress, "seed", () => preparation.prepare(projectTransport(box)));
   current();
+  // 2026.9.4+: core ran new setup (repository code) inside `prepare`; it must enter the image before enrollment.
+  const captureRequired = (seed as { captureRequired?: unknown }).captureRequired === true;
   const at = { project: checkoutNameOf(preparation.key), baseCommit: preparation.baseCommit };
   const synced = await syncCheckout(box, { ...at, seedKey: seed.seedKey }, signal);
   current();
@@ -206,6 +222,11 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
       await finish(sandbox);
       throw failure;
     }
+    if (captureRequired) {
+      diagnostics.captureSkipped = "the detected dependency install failed";
+      await finish(sandbox);
+      throw new CaptureRequiredError("the detected dependency install failed, so this box is no image's source");
+    }
     diagnostics.captureSkipped = "the detected dependency install failed; the worker starts without an image";
     return finish(sandbox);
   }
@@ -214,7 +235,7 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   // image. A project image whose runtime changed is refused; this worker's own recipe changing it (cold or
   // base start) only keeps this box from being captured.
   let changed: string | undefined;
-  if (baseline && firstRun && phases.length > 0) {
+  if (baseline && firstRun && (phases.length > 0 || captureRequired)) {
     changed = await timed(progress, "runtime check", () => runtimeChangedOn(box, baseline, signal));
     current();
   }
@@ -239,9 +260,15 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
     current();
   }
 
-  const skip = await captureSkipReason(input, start, baseline);
+  const skip = await captureSkipReason(input, start, baseline, captureRequired);
+  if (skip?.required) {
+    diagnostics.captureSkipped = skip.reason;
+    diagnostics.failure = { phase: "capture", reason: skip.reason, outputTail: "" };
+    await finish(sandbox);
+    throw new CaptureRequiredError(skip.reason);
+  }
   if (skip) {
-    diagnostics.captureSkipped = skip;
+    diagnostics.captureSkipped = skip.reason;
     return finish(sandbox);
   }
   await timed(progress, "scrub", () => scrubBox(box, signal));
@@ -302,28 +329,53 @@ function refusedDiagnostics(
   };
 }
 
-/** Why no project image is captured this time, or undefined when one is due. */
+/**
+ * Why no project image is captured this time, or undefined when one is due. `required`: core asked for the
+ * capture (`captureRequired`) and the reason is one that leaves this box uncaptured for want of a way, not of
+ * authority, so the provision fails with it. Capture authority stays as it is: a lease past preparation never
+ * captures, one that already captured is done, and a warm start captures only on top of the image generation it
+ * was started from while that is still its key's current one (core's "preserving the selected image
+ * generation's capture authority").
+ */
 async function captureSkipReason(
   input: PrepareInput,
   start: PreparationDiagnostics["start"],
   baseline: RuntimeDigest | undefined,
-) {
-  if (!input.runtime) return "the gateway offered no node runtime preparation, so nothing is captured";
+  captureRequired: boolean,
+): Promise<{ reason: string; required?: true } | undefined> {
+  const must = (reason: string) => ({ reason, ...(captureRequired ? { required: true as const } : {}) });
+  if (!input.runtime) return must("the gateway offered no node runtime preparation, so nothing is captured");
   // Only our store decides: the box's own record is the box's to edit, and a replay reads it again.
   const recorded = await input.store.choiceFor(input.leaseId);
-  if (recorded?.phase !== "pending") return ENROLLMENT_MAY_HAVE_RUN;
+  if (recorded?.phase !== "pending") return { reason: ENROLLMENT_MAY_HAVE_RUN };
   if (start === "warm") {
-    return "a worker started from a project image never captures: each project image is built on the clean base";
+    if (!captureRequired) {
+      return {
+        reason: "a worker started from a project image never captures: each project image is built on the clean base",
+      };
+    }
+    const current = await input.store.usable(input.choice.key, {
+      baseCommit: input.preparation.baseCommit,
+      ...(input.baseKey ? { baseKey: input.baseKey } : {}),
+    });
+    if (current?.snapshotId !== input.image?.snapshotId) {
+      return {
+        reason:
+          "core required a capture, but a newer image of this key exists: the capture authority is that generation's",
+      };
+    }
   }
   const captured = (await input.store.images()).some((i) => i.sourceLeaseId === input.leaseId && i.kind !== "base");
-  if (captured) return "this lease already captured its image";
+  if (captured) return { reason: "this lease already captured its image" };
   if (!baseline) {
-    return "no clean runtime measurement (the sandbox was adopted, not created, by this attempt), so nothing is captured";
+    return must(
+      "no clean runtime measurement (the sandbox was adopted, not created, by this attempt), so nothing is captured",
+    );
   }
   try {
     await input.store.assertRoomForImage(input.choice.key);
   } catch (error) {
-    if (error instanceof ImageStoreFullError) return error.message;
+    if (error instanceof ImageStoreFullError) return must(error.message);
     throw error;
   }
   return undefined;
