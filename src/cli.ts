@@ -16,7 +16,7 @@ interface CliCommand {
 const commands: Record<string, CliCommand> = {
   start: {
     summary: "seed 000's whole cycle on the embedded emulator (what `npm start` runs)",
-    usage: "start [--keep]",
+    usage: "start [--keep] [--fresh]",
     async run(argv) {
       const { runStartCommand } = await import("./main-job/index.js");
       return runStartCommand(argv);

@@ -18,6 +18,7 @@ import { InteractiveShells } from "./interactive.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
 import { type IssueOptions, OidcIssuer } from "./oidc.js";
+import { restoreSnapshots, saveSnapshot } from "./persisted-snapshots.js";
 import { type CommandLogEntry, Registry } from "./registry.js";
 import { RouteClient } from "./route-client.js";
 import { createApiServer, listen, type RequestLogEntry } from "./server.js";
@@ -52,6 +53,11 @@ export interface LocalSandboxApiOptions {
    * a destination whose network-policy entry has request rules (e.g. a local HTTPS server in a test).
    */
   egressTrust?: string[];
+  /**
+   * Snapshots an earlier emulator on this same `dataDir` saved (`saveSnapshot`) to load at start; every other
+   * sandbox and snapshot directory under `dataDir` is removed (persisted-snapshots.ts). Default: none, nothing removed.
+   */
+  restoreSnapshots?: string[];
 }
 
 /** The opaque credentials, and (not enumerable, so `{...credentials}` never copies it) an OIDC token. */
@@ -88,6 +94,10 @@ export interface LocalSandboxApi {
     /** Where the route server listens (loopback): connect there with the route's name as TLS SNI. */
     address(): Promise<{ host: string; port: number }>;
   };
+  /** The ids of `restoreSnapshots` that were loaded (live, unexpired, their layers on disk). */
+  restored: string[];
+  /** Keeps a live snapshot's record next to its layer so a later emulator on this data dir can restore it. */
+  saveSnapshot(id: string): Promise<void>;
   /** Stops every session, ends every process the emulator started, and closes the server. */
   close(): Promise<void>;
 }
@@ -126,6 +136,7 @@ async function serve(
     child.once("close", () => children.delete(child));
   };
   const registry = new Registry();
+  const restored = options.restoreSnapshots ? await restoreSnapshots(registry, dataDir, options.restoreSnapshots) : [];
   const nodeBinDir = resolveNodeBinDir(options.nodeBinDir);
   const lifecycle = new Lifecycle(registry, dataDir, track, nodeBinDir);
   lifecycle.egressTrust = [...(options.egressTrust ?? [])];
@@ -178,6 +189,8 @@ async function serve(
     requests: () => log.map((e) => ({ ...e })),
     commands: () => registry.commandLog.map((e) => ({ ...e, args: [...e.args] })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
+    restored,
+    saveSnapshot: (id) => saveSnapshot(registry, dataDir, id),
     close,
   };
 }

@@ -2,6 +2,7 @@
 // ends everything it started on Ctrl-C, and exits 0 only when the whole cycle ran and nothing was left behind.
 import { messageOf } from "../infra/index.js";
 import { backendFrom, VERCEL_NOT_RUN } from "./backend.js";
+import { defaultCacheDir } from "./cache.js";
 import { terminalLine } from "./live.js";
 import type { Log } from "./report.js";
 import { startMainJob } from "./run.js";
@@ -13,10 +14,16 @@ const INTRO = [
   "  a scripted model makes the agent run a command on VM2 (a worker sandbox our provider allocates and enrolls);",
   "  a cron job added meanwhile is due after VM1 idles and sleeps to a checkpoint: the host wakes VM1 for it",
   "  (scheduled wake), the job runs, VM1 sleeps again, and a third message wakes it. Takes 9-13 minutes.",
+  "  A rerun reuses VM1's image from .cache/main-job/ when the gateway version and the packed plugin are unchanged;",
+  "  --fresh discards that cache and builds everything.",
 ];
 
 export async function runStartCommand(argv: string[], log: Log = (line) => process.stdout.write(`${line}\n`)) {
   const keep = argv.includes("--keep");
+  // A rerun reuses what the last one built when its inputs are unchanged; --fresh discards that first.
+  // `npm start -- --fresh` reaches this process as npm's config (npm_config_fresh), not as an argument.
+  const fresh = argv.includes("--fresh") || process.env.npm_config_fresh === "true";
+  const reuse = { dir: defaultCacheDir(), fresh };
   const backend = backendFrom(process.env);
   for (const line of INTRO) log(line);
   if (backend.kind === "vercel") {
@@ -34,13 +41,14 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
     status
       ? {
           keep,
+          reuse,
           live: status,
           log: (line) => {
             status.end();
             log(line);
           },
         }
-      : { log, keep },
+      : { log, keep, reuse },
   );
   const unsubscribe = onInterrupt((signal) => {
     log(`${signal}: ending everything the main job started…`);

@@ -66,6 +66,8 @@ export interface Summary {
   totalMs: number;
   kept: boolean;
   modelKey: ModelKeyEvidence;
+  /** With the rerun cache: what was reused (and its key) and what was built. */
+  reuse?: string[];
 }
 
 export function modelKeyLine({ answered, refused, filesOnVm1, checkpoints }: ModelKeyEvidence): string {
@@ -86,6 +88,7 @@ export function summaryLines(summary: Summary): string[] {
     `  total ${seconds(summary.totalMs)}`,
     `  Vercel Sandbox API requests: ${summary.apiRequests}; sandboxes created: ${summary.sandboxesCreated}`,
     `  left behind: ${summary.sandboxesLeft} sandbox(es), ${summary.snapshotsLeft} snapshot(s)${summary.kept ? " (--keep)" : ""}`,
+    ...(summary.reuse ?? []),
     modelKeyLine(summary.modelKey),
     ...(summary.scheduledWake ? [scheduledWakeLine(summary.scheduledWake)] : []),
   ];

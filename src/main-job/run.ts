@@ -4,9 +4,11 @@
 // wake wakes it before the job is due and the job runs in the woken gateway; VM1 sleeps again, and the third
 // message wakes it.
 import { randomBytes, randomInt } from "node:crypto";
+import path from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
 import { createOwnedTempDir, redact } from "../infra/index.js";
+import { openCache, type RerunCache } from "./cache.js";
 import {
   expectedProof,
   filesHolding,
@@ -23,6 +25,7 @@ import { type LiveLine, plainLines, watchPhases } from "./live.js";
 import { packPlugin } from "./package.js";
 import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
+import { keptSnapshots, planVm1, reuseLine, type Vm1Plan } from "./reuse.js";
 import {
   addScheduledJob,
   cronRuns,
@@ -32,7 +35,7 @@ import {
   ScheduledJobError,
   type ScheduledWake,
 } from "./scheduled.js";
-import { emulatorDataDir, type Services, startServices } from "./services.js";
+import { type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
 import {
   baseConfig,
@@ -44,6 +47,7 @@ import {
   WAKE_LEAD,
 } from "./topology.js";
 import * as vm1 from "./vm1.js";
+import { buildVm1Image, VM1_LOG_FILE, VM1_RUNTIME, vm1ImageInputs } from "./vm1-image.js";
 
 export interface MainJobOptions {
   log?: Log;
@@ -56,6 +60,11 @@ export interface MainJobOptions {
   inspect?: (vm1: Vm1OnDisk) => Promise<void>;
   /** Where message 1's current provision phase is shown live (default: a plain line per phase in the log). */
   live?: LiveLine;
+  /**
+   * The rerun cache (`npm start`): the emulator's store and VM1's image kept in `dir` between runs, reused when
+   * their key matches; `fresh` discards it first. Default: none (every run starts from nothing, as the spec does).
+   */
+  reuse?: { dir: string; fresh: boolean };
 }
 
 export interface MessageOutcome extends Reply {
@@ -111,9 +120,14 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
   const tmp = jobDir.path;
   teardown.add("remove the job's temp dir", () => jobDir.remove());
   let completed = false;
+  const cache = options.reuse ? await openCache(options.reuse.dir, options.reuse.fresh) : undefined;
+  if (options.reuse && !cache)
+    progress.note(`the rerun cache ${options.reuse.dir} is in use by another run: none used`);
+  if (cache) teardown.add("release the rerun cache", () => cache.release());
   try {
+    const store = cache && { dataDir: cache.emulatorDir, restore: keptSnapshots(cache.record, cache.fresh) };
     const services = await progress.phase("Start the emulator and this machine's services", () =>
-      startServices(teardown, tmp),
+      startServices(teardown, tmp, store),
     );
     const { api, connection } = services;
     progress.note(`Vercel API (emulator) ${api.url}, reached from VM1 as ${services.front.url}`);
@@ -128,16 +142,30 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       (await (await Snapshot.list({ ...connection } as Parameters<typeof Snapshot.list>[0])).toArray()).filter(
         (s) => s.status !== "deleted",
       );
+    // The rerun cache's images outlive the run; every other snapshot and every sandbox goes.
+    const cached = new Set<string>();
     const deleteAll = async () => {
       for (const s of await sandboxes()) await (await Sandbox.get({ ...connection, name: s.name })).delete();
-      for (const s of await snapshots()) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
+      for (const s of await snapshots()) {
+        if (!cached.has(s.id)) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
+      }
     };
     // On Vercel these would outlive the job; the emulator ends them with its close anyway.
     teardown.add("delete every sandbox and snapshot", () => (options.keep ? Promise.resolve() : deleteAll()));
 
     const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
     progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
-    const { box, host, publicOrigin } = await buildVm1(progress, services, secrets, plugin, timers, teardown);
+    const image = cache ? await vm1Image(progress, services, plugin, cache) : undefined;
+    if (image) cached.add(image.snapshotId);
+    const { box, host, publicOrigin } = await buildVm1(
+      progress,
+      services,
+      secrets,
+      plugin,
+      timers,
+      teardown,
+      image?.snapshotId,
+    );
 
     const messages: MessageOutcome[] = [];
     const send = async (label: string) => {
@@ -189,7 +217,8 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     await progress
       .phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () => send("message 1"))
       .finally(() => phases.stop());
-    for (const step of await workerSteps(await host.vm1())) progress.note(`VM2 ${step}`);
+    const stepsBefore = await workerSteps(await host.vm1());
+    for (const step of stepsBefore) progress.note(`VM2 ${step}`);
     await progress.phase("Message 2 (warm): same VM2, no new sandbox", () => send("message 2"));
     if (messages[1]!.ranOn !== messages[0]!.ranOn || messages[1]!.sandboxesCreated !== 0) {
       throw new Error("message 2 did not reuse the warm VM2");
@@ -238,7 +267,13 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(`host: woke VM1 in ${seconds(woken.ms)}, then ${JSON.stringify(secondSleep)}`);
     if ((secondSleep as { slept?: boolean }).slept !== true) throw new Error("VM1 did not sleep again after the job");
 
-    await progress.phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"));
+    // A new VM2 for the woken gateway (suspend reclaimed the first): its provision phases, live and after.
+    const phases3 = watchPhases(() => host.vm1(), options.live ?? plainLines(log));
+    await progress
+      .phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"))
+      .finally(() => phases3.stop());
+    const stepsAfter = await workerSteps(await host.vm1());
+    for (const step of stepsAfter.slice(stepsBefore.length)) progress.note(`VM2 ${step}`);
     const afterWake = await gatewayInstance(publicOrigin, secrets.gatewayToken);
     const runs = await cronRuns(await host.vm1(), secrets.gatewayToken, jobId);
     const [marker] = await markerTimes(await host.vm1());
@@ -267,7 +302,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     const checkpoints = await listCheckpoints(connection, box.name);
     const handedOver = services.front.handedOver().map((h, i) => [`${h.name}#${i + 1}`, h.value] as const);
     const vm1Disk = await vm1OnDisk(
-      emulatorDataDir(tmp),
+      services.dataDir,
       box.name,
       checkpoints.map((c) => c.id),
       { ...secrets, modelKey: services.modelKey, ...Object.fromEntries(handedOver) },
@@ -283,6 +318,19 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     );
     if (modelKey.filesOnVm1.length > 0)
       throw new Error(`the model key is on VM1's disk: ${modelKey.filesOnVm1.join(", ")}`);
+    if (image) {
+      // VM1's image is a layer under every checkpoint: none of this run's secrets may be in it (it was built
+      // before the gateway ever got one; a reused one by an earlier run, whose secrets are gone with it).
+      const imageDir = path.join(services.dataDir, "snapshots", image.snapshotId);
+      const inImage: string[] = [];
+      for (const [name, value] of Object.entries(vm1Disk.secrets)) {
+        if ((await filesHolding([imageDir], value)).length > 0) inImage.push(name);
+      }
+      progress.note(
+        `secrets in VM1's image ${image.snapshotId}: ${inImage.length === 0 ? "none" : inImage.join(", ")}`,
+      );
+      if (inImage.length > 0) throw new Error(`secrets in VM1's image: ${inImage.join(", ")}`);
+    }
     if (options.inspect) await options.inspect(vm1Disk);
 
     progress.note(
@@ -291,7 +339,10 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     const teardownPhase = options.keep ? "Count what is kept (--keep)" : "Teardown: delete sandboxes and snapshots";
     const left = await progress.phase(teardownPhase, async () => {
       if (!options.keep) await deleteAll();
-      return { sandboxes: (await sandboxes()).length, snapshots: (await snapshots()).length };
+      return {
+        sandboxes: (await sandboxes()).length,
+        snapshots: (await snapshots()).filter((s) => !cached.has(s.id)).length,
+      };
     });
     const summary: Summary = {
       phases: progress.phases,
@@ -300,6 +351,14 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       sandboxesLeft: left.sandboxes,
       snapshotsLeft: left.snapshots,
       totalMs: Math.round(performance.now() - started),
+      ...(image
+        ? {
+            reuse: [
+              reuseLine(image.plan, image.captured),
+              `  kept for the next run: ${cached.size} image(s) in ${cache!.dir}`,
+            ],
+          }
+        : {}),
       kept: options.keep === true,
       modelKey,
       scheduledWake: scheduled,
@@ -336,6 +395,7 @@ async function buildVm1(
   plugin: { fileName: string; bytes: Buffer },
   timers: Timers,
   teardown: Teardown,
+  fromImage?: string,
 ) {
   const { connection, address } = services;
   const networkPolicy = vm1NetworkPolicy({
@@ -343,17 +403,20 @@ async function buildVm1(
     modelBaseUrl: services.model.baseUrl,
     modelKey: services.modelKey,
   });
-  const box = await progress.phase("VM1: create the sandbox", () =>
-    Sandbox.create({
-      ...connection,
-      name: `vm1-${hex(3)}`,
-      runtime: "node24",
-      ports: [GATEWAY_PORT],
-      timeout: 45 * 60_000,
-      // The registry, the host address where "Vercel" and the host answer, and the model's own address, whose
-      // rule adds the model's key on the way out (set again at every wake).
-      networkPolicy,
-    } as Parameters<typeof Sandbox.create>[0]),
+  const source = fromImage ? { source: { type: "snapshot", snapshotId: fromImage } } : { runtime: VM1_RUNTIME };
+  const box = await progress.phase(
+    fromImage ? "VM1: create the sandbox from VM1's image" : "VM1: create the sandbox",
+    () =>
+      Sandbox.create({
+        ...connection,
+        name: `vm1-${hex(3)}`,
+        ...source,
+        ports: [GATEWAY_PORT],
+        timeout: 45 * 60_000,
+        // The registry, the host address where "Vercel" and the host answer, and the model's own address, whose
+        // rule adds the model's key on the way out (set again at every wake).
+        networkPolicy,
+      } as Parameters<typeof Sandbox.create>[0]),
   );
   const publicOrigin = box.domain(GATEWAY_PORT);
   progress.note(`${box.name}; its gateway port is exposed at ${publicOrigin}`);
@@ -368,13 +431,22 @@ async function buildVm1(
   });
   await host.start();
   teardown.add("stop the host", () => host.close());
-  await progress.phase("VM1: npm install openclaw from the npm registry", () =>
-    vm1.installOpenClaw(box, services.front.caPem),
-  );
-  await progress.phase("VM1: openclaw plugins install npm-pack:<tarball>; profile, model, idle clock", async () => {
-    const logFile = `${vm1.ROOT}/logs/openclaw.log`;
-    await vm1.writeConfig(box, baseConfig({ port: GATEWAY_PORT, publicOrigin, logFile }));
-    await vm1.installPlugin(box, plugin.bytes, plugin.fileName);
+  const logFile = VM1_LOG_FILE;
+  if (!fromImage) {
+    await progress.phase("VM1: npm install openclaw from the npm registry", () =>
+      vm1.installOpenClaw(box, services.front.caPem),
+    );
+  }
+  const configure = fromImage
+    ? "VM1: this run's API CA and origin; profile, model, idle clock"
+    : "VM1: openclaw plugins install npm-pack:<tarball>; profile, model, idle clock";
+  await progress.phase(configure, async () => {
+    if (fromImage) {
+      await vm1.trustApiFront(box, services.front.caPem);
+    } else {
+      await vm1.writeConfig(box, baseConfig({ port: GATEWAY_PORT, publicOrigin, logFile }));
+      await vm1.installPlugin(box, plugin.bytes, plugin.fileName);
+    }
     const { teamId, projectId } = services.api.credentials;
     const input = {
       port: GATEWAY_PORT,
@@ -382,10 +454,9 @@ async function buildVm1(
       modelBaseUrl: services.model.baseUrl,
       apiUrl: services.front.url,
     };
-    await vm1.patchConfig(
-      box,
-      jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile }),
-    );
+    const patch = jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile });
+    // The image's config names its builder's origin: this VM1's replaces it.
+    await vm1.patchConfig(box, fromImage ? { ...patch, gateway: { publicOrigin } } : patch);
     await vm1.createSampleRepo(box);
   });
   await progress.phase("VM1: start the gateway", async () => {
@@ -393,6 +464,25 @@ async function buildVm1(
     await pollUntil("the gateway on VM1 to be ready", () => host.ready(), 180_000);
   });
   return { box, host, publicOrigin };
+}
+
+/** VM1's image: the cached one when its key matches, else built (and captured for the next run). */
+async function vm1Image(
+  progress: Progress,
+  services: Services,
+  plugin: { fileName: string; bytes: Buffer },
+  cache: RerunCache,
+): Promise<{ plan: Vm1Plan; snapshotId: string; captured?: string }> {
+  const inputs = vm1ImageInputs(plugin.bytes);
+  const plan = planVm1(cache.record, inputs, { fresh: cache.fresh, available: services.api.restored });
+  if ("reuse" in plan) {
+    progress.note(`reusing VM1's image ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)})`);
+    return { plan, snapshotId: plan.reuse.snapshotId };
+  }
+  progress.note(`building VM1's image (key ${plan.key.slice(0, 12)}): ${plan.why}`);
+  const snapshotId = await buildVm1Image(progress, services, plugin);
+  await cache.save({ format: 1, vm1: { key: plan.key, snapshotId, inputs, builtAt: new Date().toISOString() } });
+  return { plan, snapshotId, captured: snapshotId };
 }
 
 const hex = (bytes = 24) => randomBytes(bytes).toString("hex");

@@ -26,15 +26,24 @@ export interface Services {
   /** The model's API key: a secret in this process only (registered for redaction), added by VM1's firewall. */
   modelKey: string;
   connection: VmConnection;
+  /** The emulator's data dir (the job's, or the rerun cache's). */
+  dataDir: string;
+}
+
+/** Where the emulator keeps its state when the rerun cache is in use, and the snapshots to load from it. */
+export interface EmulatorStore {
+  dataDir: string;
+  restore: string[];
 }
 
 /** Where the emulator keeps sandboxes and snapshots: in the job's dir (removed with it), so the job can read VM1's. */
 export const emulatorDataDir = (jobDir: string) => path.join(jobDir, "emulator");
 
-export async function startServices(teardown: Teardown, jobDir: string): Promise<Services> {
+export async function startServices(teardown: Teardown, jobDir: string, store?: EmulatorStore): Promise<Services> {
   const host = await addHostAddress();
   teardown.add("remove the host address", () => host.remove());
-  const api = await startLocalSandboxApi({ dataDir: emulatorDataDir(jobDir) });
+  const dataDir = store?.dataDir ?? emulatorDataDir(jobDir);
+  const api = await startLocalSandboxApi({ dataDir, ...(store ? { restoreSnapshots: store.restore } : {}) });
   teardown.add("close the emulator (ends every sandbox process)", () => api.close());
   const front = await startApiFront(host.address, api.url, jobDir);
   teardown.add("close the API front", () => front.close());
@@ -45,5 +54,5 @@ export async function startServices(teardown: Teardown, jobDir: string): Promise
   const restore = await resolveRoutesLocally(api.routes);
   teardown.add("restore the dispatcher", restore);
   const connection = { ...api.credentials, fetch: api.fetch };
-  return { address: host.address, modelAddress: host.modelAddress, api, front, model, modelKey, connection };
+  return { address: host.address, modelAddress: host.modelAddress, api, front, model, modelKey, connection, dataDir };
 }

@@ -96,6 +96,19 @@ export async function installOpenClaw(sandbox: Sandbox, apiCaPem: string): Promi
   );
 }
 
+/**
+ * Makes the gateway trust this run's API front (its CA is new every run): on a VM1 created from a cached image,
+ * whose bundle holds an earlier run's CA.
+ */
+export async function trustApiFront(sandbox: Sandbox, apiCaPem: string): Promise<void> {
+  await sandbox.writeFiles([{ path: `${ROOT}/api-ca.pem`, content: Buffer.from(apiCaPem) }]);
+  await sh(
+    sandbox,
+    "trust this run's API front",
+    `cat /etc/ssl/certs/ca-certificates.crt ${ROOT}/api-ca.pem > ${CA_BUNDLE}`,
+  );
+}
+
 /** Uploads the packed plugin and installs it as a user would; also enables it. */
 export async function installPlugin(sandbox: Sandbox, tarball: Buffer, fileName: string): Promise<void> {
   const path = `${ROOT}/${fileName}`;

@@ -1,0 +1,79 @@
+// The main job's rerun cache on this machine: `<checkout>/.cache/main-job/` (gitignored) holds the emulator's data
+// dir (its snapshot store: VM1's image survives the run; every sandbox and every other snapshot is still deleted)
+// and `images.json`, the key → snapshot record (reuse.ts). One run at a time uses it: a second job while the
+// first runs gets no cache (a temp data dir, as before). `--fresh` discards it before the run.
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { isAlive } from "../infra/index.js";
+import { packageRoot } from "./package.js";
+import { parseRecord, type ReuseRecord } from "./reuse.js";
+
+export interface RerunCache {
+  dir: string;
+  /** The emulator's data dir, kept between runs. */
+  emulatorDir: string;
+  fresh: boolean;
+  /** What the last run left (undefined: nothing, or discarded by --fresh). */
+  record: ReuseRecord | undefined;
+  save(record: ReuseRecord): Promise<void>;
+  /** Lets the next run use the cache. */
+  release(): Promise<void>;
+}
+
+export const defaultCacheDir = () => path.join(packageRoot(), ".cache", "main-job");
+
+/** Takes the cache for this run; undefined when another live job holds it. */
+export async function openCache(dir: string, fresh: boolean): Promise<RerunCache | undefined> {
+  await mkdir(dir, { recursive: true });
+  const lock = path.join(dir, "lock");
+  if (!take(lock)) return undefined;
+  const emulatorDir = path.join(dir, "emulator");
+  const recordFile = path.join(dir, "images.json");
+  if (fresh) {
+    await rm(emulatorDir, { recursive: true, force: true });
+    await rm(recordFile, { force: true });
+  }
+  const record = parseRecord(await readFile(recordFile, "utf8").catch(() => undefined));
+  return {
+    dir,
+    emulatorDir,
+    fresh,
+    record,
+    save: async (next) => {
+      const staging = `${recordFile}.${process.pid}`;
+      await writeFile(staging, `${JSON.stringify(next, null, 2)}\n`);
+      await rename(staging, recordFile);
+    },
+    release: () => rm(lock, { force: true }),
+  };
+}
+
+/** The lock file holds its owner's pid; a dead owner's lock is taken over. */
+function take(lock: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch {
+      const owner = Number.parseInt(readPid(lock), 10);
+      if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) return false;
+      try {
+        rmSync(lock, { force: true });
+      } catch {
+        return false;
+      }
+    }
+  }
+  return false;
+}
+
+function readPid(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
