@@ -1,12 +1,14 @@
 // Codex `remote-exec` on our node lease (issue 20): the gateway runs Codex's app-server against a scripted
 // Responses server on loopback (no model, no key), a session on a worktree is dispatched to a `vercel-sandbox`
 // profile, and the command Codex runs executes on VM2 through the managed exec-server the gateway launches
-// there, after an approval the test gives per attempt. One gateway, one cold VM2 reused by every case.
+// there, after an approval the test gives per attempt. One gateway, one cold VM2 reused by every case; the
+// node disconnect goes last. What VM2 holds is read with separate emulator commands (codex/vm2-probe.ts).
 import { randomBytes } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Approver, CODEX_GATEWAY_VERSION, codexGatewayConfig, prepareCodexGateway } from "./codex/codex-gateway.js";
-import { type ResponsesServer, RUN_MARKER, startResponsesServer } from "./codex/responses-server.js";
+import { type ResponsesServer, RUN_MARKER, STREAM_MARKER, startResponsesServer } from "./codex/responses-server.js";
+import { alive, enrollmentSecretsDuring, gone, nodePids, pidsOf, scanDisk, sh } from "./codex/vm2-probe.js";
 import { waitFor } from "./wait.js";
 import { PROFILE, WorkerGateway } from "./worker-gateway.js";
 
@@ -21,6 +23,8 @@ const apiKey = `sk-scripted-${randomBytes(16).toString("hex")}`;
 let server: ResponsesServer | undefined;
 let token = "";
 let repo = "";
+/** The one-time enrollment secrets read from VM2's enrollment program while the dispatch ran. */
+let enrollmentSecrets: Partial<Record<"OPENCLAW_VSB_SETUP_CODE" | "OPENCLAW_VSB_BOOTSTRAP_TOKEN", string>> = {};
 
 function scripted(): ResponsesServer {
   if (!server) throw new Error("the scripted Responses server was not started (see beforeAll)");
@@ -45,15 +49,17 @@ function outputsWith(marker: string): string[] {
     .flatMap((r) => (r.toolOutput?.includes(marker) ? [r.toolOutput] : []));
 }
 
-/** chat.send to the session (the Control UI's path), then the wait until its run is no longer running. */
-async function turn(text: string, decision: "allow-once" | "deny"): Promise<string> {
+/** chat.send to the session (the Control UI's path) after queueing the decision for its approval; its run id. */
+async function send(text: string, decision: "allow-once" | "deny"): Promise<string> {
   await approvals().decide(decision);
   sent += 1;
-  await worker.gw.callOk("chat.send", {
-    sessionKey: SESSION_KEY,
-    message: text,
-    idempotencyKey: `turn-${sent}-${nonce}`,
-  });
+  const runId = `turn-${sent}-${nonce}`;
+  await worker.gw.callOk("chat.send", { sessionKey: SESSION_KEY, message: text, idempotencyKey: runId });
+  return runId;
+}
+
+/** Waits until run `runId` is the session's last run and no longer running; its status then. */
+function settled(runId: string, timeoutMs = 600_000): Promise<string> {
   return waitFor(
     "the Codex turn to end",
     async () => {
@@ -62,12 +68,19 @@ async function turn(text: string, decision: "allow-once" | "deny"): Promise<stri
         { key: SESSION_KEY },
       );
       const session = described.session;
-      return session?.lastRunId === `turn-${sent}-${nonce}` && session.status !== "running"
-        ? session.status
-        : undefined;
+      return session?.lastRunId === runId && session.status !== "running" ? String(session.status) : undefined;
     },
-    { timeoutMs: 600_000, intervalMs: 1_000 },
+    { timeoutMs, intervalMs: 1_000 },
   );
+}
+
+async function turn(text: string, decision: "allow-once" | "deny"): Promise<string> {
+  return settled(await send(text, decision));
+}
+
+/** A Codex command that writes its shell's and its background child's pids to /tmp/<tag>.pids, then waits. */
+function lingering(tag: string): string {
+  return `${RUN_MARKER} echo $$ > /tmp/${tag}.pids; sleep 600 & echo $! >> /tmp/${tag}.pids; wait`;
 }
 
 beforeAll(async () => {
@@ -99,11 +112,11 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
     const gw = worker.gw;
     await gw.callOk("sessions.create", { key: SESSION_KEY, worktree: true, cwd: repo, worktreeName: "codex" }, 120_000);
     const dispatching = performance.now();
-    const placed = await gw.callOk<{ placement?: unknown }>(
-      "sessions.dispatch",
-      { key: SESSION_KEY, profileId: PROFILE },
-      1_200_000,
+    const { result: placed, secrets } = await enrollmentSecretsDuring(
+      vm2,
+      gw.callOk<{ placement?: unknown }>("sessions.dispatch", { key: SESSION_KEY, profileId: PROFILE }, 1_200_000),
     );
+    enrollmentSecrets = secrets;
     timings.dispatchMs = Math.round(performance.now() - dispatching);
     process.stderr.write(`[codex remote-exec] placement ${gw.redact(JSON.stringify(placed.placement))}\n`);
     expect((await worker.sandboxes()).map((b) => b.status)).toEqual(["running"]);
@@ -145,24 +158,115 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
     expect(await probe.stdout()).not.toContain(marker);
   });
 
-  it("no model key or gateway token is anywhere on VM2's disk", { timeout: 600_000 }, async () => {
-    const box = await vm2();
-    // The proof file's nonce is the control: the same scan must find it where the test wrote it.
-    const scan = await box.runCommand({
-      cmd: "sh",
-      args: [
-        "-c",
-        'for s in "$@"; do echo "--"; grep -rlF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -- "$s" / 2>/dev/null; done; echo done',
-        "sh",
-        nonce,
-        apiKey,
-        token,
-      ],
-      sudo: true,
+  it("a command's stdout and stderr stream back in order while it still runs", { timeout: 900_000 }, async () => {
+    const release = `release-${randomBytes(6).toString("hex")}`;
+    const from = scripted().requests().length;
+    const outputs = () =>
+      scripted()
+        .requests()
+        .slice(from)
+        .flatMap((r) => (r.toolOutput === undefined ? [] : [{ at: r.at, text: r.toolOutput }]));
+    const seen = () =>
+      outputs()
+        .map((o) => o.text)
+        .join("\n");
+    const sentAt = Date.now();
+    const runId = await send(
+      `${STREAM_MARKER} for i in 1 2 3; do echo out-$i; echo err-$i >&2; sleep 1; done; while [ ! -e /tmp/${release} ]; do sleep 0.2; done; echo done-$((6*7))`,
+      "allow-once",
+    );
+    // The command cannot exit before /tmp/<release> exists on VM2, written only after every line came back.
+    await waitFor(
+      "all six lines back through the gateway while the command runs on VM2",
+      async () => (["out-3", "err-3"].every((line) => seen().includes(line)) ? true : undefined),
+      { timeoutMs: 300_000, intervalMs: 500 },
+    );
+    expect(seen()).not.toContain("done-42");
+    await (await vm2()).writeFiles([{ path: `/tmp/${release}`, content: Buffer.from("") }]);
+    await settled(runId);
+    const text = seen();
+    for (const stream of ["out", "err"]) {
+      const at = [1, 2, 3].map((i) => text.indexOf(`${stream}-${i}`));
+      expect(at.every((index, k) => index >= 0 && (k === 0 || index > at[k - 1]!))).toBe(true);
+    }
+    expect(text.indexOf("out-3")).toBeLessThan(text.indexOf("done-42"));
+    expect(approvals().resolved().at(-1)).toBe("allow-once");
+    // Phases of this remote-exec turn (figures only): approval asked, first model request (the exec-server is
+    // registered with Codex by then), first output line back, reply.
+    const approval = approvals()
+      .events()
+      .findLast((e) => e.event === "plugin.approval.requested");
+    const firstModel = scripted()
+      .requests()
+      .slice(from)
+      .find((r) => r.toolCall)?.at;
+    const firstLine = outputs().find((o) => o.text.includes("out-1"))?.at;
+    Object.assign(timings, {
+      streamApprovalAskedMs: Number(approval?.at) - sentAt,
+      streamFirstModelRequestMs: Number(firstModel) - sentAt,
+      streamFirstLineMs: Number(firstLine) - sentAt,
+      streamPolls: scripted()
+        .requests()
+        .slice(from)
+        .filter((r) => r.toolCall?.name === "write_stdin").length,
     });
-    const [control, key, gatewayToken] = (await scan.stdout()).split("--\n").slice(1);
-    expect(control?.split("\n")).toContain("/tmp/codex-proof");
-    expect(key).toBe("");
-    expect(gatewayToken).toBe("done\n");
+  });
+
+  it("an interrupt (chat.abort) ends the command's process group on VM2", { timeout: 900_000 }, async () => {
+    const tag = `abort-${randomBytes(6).toString("hex")}`;
+    const runId = await send(lingering(tag), "allow-once");
+    const pids = await pidsOf(vm2, tag);
+    expect(await alive(await vm2(), pids)).toEqual(pids);
+    await worker.gw.callOk("chat.abort", { sessionKey: SESSION_KEY, runId });
+    process.stderr.write(`[codex remote-exec] aborted turn ${await settled(runId, 300_000)}\n`);
+    timings.abortToGoneMs = await gone(vm2, pids, "the aborted command's processes to end on VM2");
+  });
+
+  it("no model key, gateway token or setup code is anywhere on VM2's disk", { timeout: 600_000 }, async () => {
+    const setupCode = enrollmentSecrets.OPENCLAW_VSB_SETUP_CODE ?? "";
+    const nodeBootstrapToken = enrollmentSecrets.OPENCLAW_VSB_BOOTSTRAP_TOKEN ?? "";
+    // The code read from the enrollment program is core's setup code: base64url JSON carrying a bootstrap token.
+    const decoded = JSON.parse(Buffer.from(setupCode, "base64url").toString("utf8") || "{}") as {
+      bootstrapToken?: unknown;
+    };
+    const pairingToken = typeof decoded.bootstrapToken === "string" ? decoded.bootstrapToken : "";
+    expect(pairingToken.length).toBeGreaterThan(16);
+    expect(nodeBootstrapToken.length).toBeGreaterThan(16);
+    // The proof file's nonce is the control: the same scan must find it where the test wrote it.
+    const [control, ...found] = await scanDisk(await vm2(), [
+      nonce,
+      apiKey,
+      token,
+      setupCode,
+      pairingToken,
+      nodeBootstrapToken,
+    ]);
+    expect(control).toContain("/tmp/codex-proof");
+    expect(found).toEqual([[], [], [], [], []]);
+  });
+
+  it("a node disconnect ends the attempt and its remote processes; the next attempt is fresh", {
+    timeout: 1_200_000,
+  }, async () => {
+    const tag = `disconnect-${randomBytes(6).toString("hex")}`;
+    const created = sandboxCreates();
+    const requested = approvals().requested();
+    const runId = await send(lingering(tag), "allow-once");
+    const pids = await pidsOf(vm2, tag);
+    const nodes = await nodePids(await vm2());
+    expect(nodes.length).toBeGreaterThan(0);
+    const killed = performance.now();
+    await sh(await vm2(), 'kill -KILL "$@"', nodes);
+    process.stderr.write(`[codex remote-exec] disconnected turn ${await settled(runId, 300_000)}\n`);
+    timings.disconnectToEndMs = Math.round(performance.now() - killed);
+    timings.disconnectToGoneMs = await gone(vm2, pids, "the disconnected attempt's processes to end on VM2");
+    const marker = randomBytes(6).toString("hex");
+    const started = performance.now();
+    await settled(await send(`${RUN_MARKER} id -un; echo fresh-$((6*7))-${marker}`, "allow-once"), 420_000);
+    timings.freshAttemptMs = Math.round(performance.now() - started);
+    timings.freshAttemptSandboxes = sandboxCreates() - created;
+    expect(approvals().requested()).toBe(requested + 2);
+    const [output] = outputsWith(`fresh-42-${marker}`);
+    expect(output).toMatch(/^vercel-sandbox$/m);
   });
 });

@@ -3,7 +3,8 @@
 // connected through the public SDK's operator-approvals client (openclaw/plugin-sdk/gateway-runtime of the
 // gateway under test, argv[2]) with the harness's isolated environment, and prints one JSON line per approval
 // it sees requested. The test decides: the n-th approval requested gets the n-th line of the decisions file
-// (argv[3]; "allow-once" or "deny"), waited for up to a minute; the outcome is printed too.
+// (argv[3]; "allow-once" or "deny"), waited for up to a minute; the outcome is printed too. Every line carries
+// `at` (epoch ms) for the spec's phase figures.
 import { pathToFileURL } from "node:url";
 
 const [sdkPath, configPath, decisionsPath, url, tlsFingerprint] = process.argv.slice(2);
@@ -15,7 +16,7 @@ const { readFileSync } = await import("node:fs");
 const sdk = await import(pathToFileURL(sdkPath).href);
 // The token is read from the isolated config here, never passed on argv.
 const config = JSON.parse(readFileSync(configPath, "utf8"));
-const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const print = (line) => process.stdout.write(`${JSON.stringify({ ...line, at: Date.now() })}\n`);
 // operator.admin: only an admin (or the requesting device) sees an approval another connection's turn raised.
 const client = new sdk.GatewayClient({
   url,

@@ -8,8 +8,17 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChildProcesses } from "../processes.js";
+import { waitFor } from "../wait.js";
 import { ensureCodexCli, scriptedCodexArgs } from "./codex-cli.js";
-import { decide, REPLY_MARKER, type ResponsesServer, RUN_MARKER, startResponsesServer } from "./responses-server.js";
+import {
+  decide,
+  MAX_POLLS,
+  REPLY_MARKER,
+  type ResponsesServer,
+  RUN_MARKER,
+  STREAM_MARKER,
+  startResponsesServer,
+} from "./responses-server.js";
 
 describe("decide", () => {
   const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
@@ -40,6 +49,42 @@ describe("decide", () => {
       ["exec_command"],
     );
     expect(decision.call?.args).toEqual({ cmd: "pwd", yield_time_ms: 30_000 });
+  });
+
+  it("streams a codex-stream command: a short yield, then write_stdin polls of its session until it exits", () => {
+    const call = { type: "function_call" };
+    const running = (text: string) => ({
+      type: "function_call_output",
+      output: `Chunk ID: a\nProcess running with session ID 7\nOutput:\n${text}`,
+    });
+    const prompt = user(`${STREAM_MARKER} ./count`);
+    expect(decide([prompt], ["exec_command", "write_stdin"]).call).toEqual({
+      name: "exec_command",
+      args: { cmd: "./count", yield_time_ms: 1_000 },
+    });
+    expect(decide([prompt, call, running("one")], ["exec_command", "write_stdin"])).toEqual({
+      call: { name: "write_stdin", args: { session_id: 7, chars: "", yield_time_ms: 1_000 } },
+      toolOutput: running("one").output,
+    });
+    const exited = { type: "function_call_output", output: "Process exited with code 0\nOutput:\ntwo" };
+    expect(decide([prompt, call, running("one"), call, exited], ["exec_command"]).text).toBe(
+      `${REPLY_MARKER}\n${exited.output}`,
+    );
+  });
+
+  it("stops polling after MAX_POLLS and ends the turn with the last chunk", () => {
+    const polls = Array.from({ length: MAX_POLLS + 1 }, () => ({
+      type: "function_call_output",
+      output: "Process running with session ID 3\nOutput:\n",
+    }));
+    expect(decide([user(`${STREAM_MARKER} sleep 999`), ...polls], ["exec_command"]).call).toBeUndefined();
+  });
+
+  it("a codex-run command whose process outlives its yield is not polled", () => {
+    const output = "Process running with session ID 4\nOutput:\nx";
+    expect(decide([user(`${RUN_MARKER} sleep 99`), { type: "function_call_output", output }], []).text).toBe(
+      `${REPLY_MARKER}\n${output}`,
+    );
   });
 
   it("a message without codex-run gets a closing message", () => {
@@ -103,5 +148,57 @@ describe("the real Codex CLI against the scripted server", () => {
     expect(requests.every((r) => r.headers.authorization === undefined)).toBe(true);
     expect(result.stdout).toContain(REPLY_MARKER);
     expect(result.stdout).toContain(nonce);
+  });
+  it("streams a codex-stream command's stdout and stderr back while it runs", { timeout: 120_000 }, async () => {
+    if (!server) throw new Error("server not started");
+    const release = path.join(dir, `release-${randomBytes(4).toString("hex")}`);
+    const home = path.join(dir, "codex-home-stream");
+    await fs.mkdir(home);
+    const before = server.requests().length;
+    const outputs = () =>
+      server
+        ?.requests()
+        .slice(before)
+        .flatMap((r) => (r.toolOutput === undefined ? [] : [r.toolOutput])) ?? [];
+    const running = processes.run(
+      codex,
+      [
+        "exec",
+        "--ephemeral",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--disable",
+        "plugins",
+        ...scriptedCodexArgs(server.baseUrl),
+        "-m",
+        "scripted-model",
+        `${STREAM_MARKER} for i in 1 2; do echo out-$i; echo err-$i >&2; sleep 1; done; while [ ! -e ${release} ]; do sleep 0.2; done; echo done-$((6*7))`,
+      ],
+      {
+        cwd: dir,
+        timeoutMs: 90_000,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, CODEX_HOME: home },
+      },
+    );
+    // The command cannot end before the release file exists, and that is written only once both streams' lines came back.
+    await waitFor(
+      "both streams' lines back from the running command",
+      async () => (["out-2", "err-2"].every((line) => outputs().join("\n").includes(line)) ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
+    expect(outputs().join("\n")).not.toContain("done-42");
+    await fs.writeFile(release, "");
+    const result = await running;
+    expect(result.code, result.stderr.slice(-2000)).toBe(0);
+    const text = outputs().join("\n");
+    expect(text.indexOf("out-1")).toBeLessThan(text.indexOf("out-2"));
+    expect(text.indexOf("err-1")).toBeLessThan(text.indexOf("err-2"));
+    expect(text.indexOf("out-2")).toBeLessThan(text.indexOf("done-42"));
+    expect(
+      server
+        .requests()
+        .slice(before)
+        .some((r) => r.toolCall?.name === "write_stdin"),
+    ).toBe(true);
   });
 });

@@ -3,6 +3,9 @@
 // with the whole history each time; this server answers with Server-Sent Events:
 // - the newest user message carries `codex-run: <command>` and nothing answered it yet → one shell tool call
 //   (`exec_command {cmd}` or, if the request offers only `shell`, `shell {command:[bash,-lc,cmd]}`);
+// - the newest user message carries `codex-stream: <command>` → the same call with a one-second yield, then,
+//   while the output says the process still runs, `write_stdin` polls of its session (no input) until it exits,
+//   so every chunk comes back as it is printed (at most MAX_POLLS polls a turn);
 // - the history ends in that call's output → an assistant message `codex-reply:` + the output, ending the turn;
 // - anything else → an assistant message saying there was nothing to run.
 // Every request is recorded (path, headers, the tool names offered, the tool call made) for the test to read.
@@ -11,6 +14,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export const RUN_MARKER = "codex-run:";
+export const STREAM_MARKER = "codex-stream:";
+/** How many `write_stdin` polls one streamed command gets before the turn ends with what it has. */
+export const MAX_POLLS = 90;
+const STREAM_YIELD_MS = 1_000;
 export const REPLY_MARKER = "codex-reply:";
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
@@ -18,6 +25,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** When it arrived (epoch ms), for phase figures. */
+  at: number;
   /** Function tool names the request offered. */
   tools: string[];
   /** The tool call this server answered with, if any. */
@@ -52,22 +61,33 @@ function outputOf(item: Item): string {
   return textOf(item.output);
 }
 
-/** What to answer: a tool call for the newest unanswered `codex-run:`, else a closing message. */
+/** What to answer: a tool call for the newest unanswered `codex-run:` / `codex-stream:`, else a closing message. */
 export function decide(
   input: Item[],
   tools: string[],
 ): { call?: { name: string; args: Record<string, unknown> }; text?: string; toolOutput?: string } {
   const lastUser = input.findLastIndex((item) => item.type === "message" && item.role === "user");
-  const answered = input.slice(lastUser + 1).findLast((item) => item.type === "function_call_output");
+  const since = input.slice(lastUser + 1);
+  const prompt = lastUser >= 0 ? textOf(input[lastUser]?.content) : "";
+  const streamed = new RegExp(`${STREAM_MARKER}\\s*(.+)$`, "m").exec(prompt)?.[1];
+  const answered = since.findLast((item) => item.type === "function_call_output");
   if (answered) {
     const output = outputOf(answered);
+    const running = /Process running with session ID (\d+)/.exec(output)?.[1];
+    const polls = since.filter((item) => item.type === "function_call_output").length;
+    if (streamed && running && polls <= MAX_POLLS) {
+      return {
+        call: { name: "write_stdin", args: { session_id: Number(running), chars: "", yield_time_ms: STREAM_YIELD_MS } },
+        toolOutput: output,
+      };
+    }
     return { text: `${REPLY_MARKER}\n${output}`, toolOutput: output };
   }
-  const command =
-    lastUser >= 0 ? new RegExp(`${RUN_MARKER}\\s*(.+)$`, "m").exec(textOf(input[lastUser]?.content))?.[1] : undefined;
+  const command = streamed ?? new RegExp(`${RUN_MARKER}\\s*(.+)$`, "m").exec(prompt)?.[1];
   if (!command) return { text: `${REPLY_MARKER} nothing to run` };
   if (tools.includes("exec_command") || !tools.includes("shell")) {
-    return { call: { name: "exec_command", args: { cmd: command.trim(), yield_time_ms: 30_000 } } };
+    const yieldMs = streamed ? STREAM_YIELD_MS : 30_000;
+    return { call: { name: "exec_command", args: { cmd: command.trim(), yield_time_ms: yieldMs } } };
   }
   return { call: { name: "shell", args: { command: ["bash", "-lc", command.trim()] } } };
 }
@@ -127,7 +147,13 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
 export async function startResponsesServer(host = "127.0.0.1"): Promise<ResponsesServer> {
   const recorded: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
-    const entry: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, tools: [] };
+    const entry: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: req.headers,
+      at: Date.now(),
+      tools: [],
+    };
     recorded.push(entry);
     if (req.method !== "POST" || !(req.url ?? "").startsWith("/v1/responses")) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not scripted"}}');

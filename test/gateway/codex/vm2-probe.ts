@@ -1,0 +1,109 @@
+// What the Codex remote-exec spec reads on VM2 with separate emulator commands (never through the gateway):
+// processes a command Codex started (from the pid file it wrote), the node's processes, the secrets the
+// enrollment program was handed (from its environment while it runs), and a whole-disk scan.
+import type { Sandbox } from "@vercel/sandbox";
+import { sleep, waitFor } from "../wait.js";
+
+/** The environment variables our enrollment program gets its one-time secrets in (src/provider/enrollment). */
+const ENROLLMENT_SECRETS = ["OPENCLAW_VSB_SETUP_CODE", "OPENCLAW_VSB_BOOTSTRAP_TOKEN"] as const;
+type EnrollmentSecret = (typeof ENROLLMENT_SECRETS)[number];
+
+/** Runs `script` under `sh -c` on the box as root, `args` as "$@"; returns its stdout (exit code ignored). */
+export async function sh(box: Sandbox, script: string, args: string[] = []): Promise<string> {
+  const done = await box.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true });
+  return done.stdout();
+}
+
+/** The pids a Codex command wrote to `/tmp/<tag>.pids` (its shell, its background child), once both are there. */
+export function pidsOf(vm2: () => Promise<Sandbox>, tag: string): Promise<string[]> {
+  return waitFor(
+    `the command's pid file /tmp/${tag}.pids on VM2`,
+    async () => {
+      const pids = (await sh(await vm2(), 'cat "/tmp/$1.pids" 2>/dev/null', [tag])).split("\n").filter(Boolean);
+      return pids.length === 2 && pids.every((p) => /^\d{1,9}$/.test(p)) ? pids : undefined;
+    },
+    { timeoutMs: 300_000, intervalMs: 500 },
+  );
+}
+
+/** Which of `pids` still name a live (not zombie) process on the box. */
+export async function alive(box: Sandbox, pids: string[]): Promise<string[]> {
+  const out = await sh(
+    box,
+    'for p in "$@"; do if kill -0 "$p" 2>/dev/null && ! grep -q "^[0-9]* ([^)]*) Z" "/proc/$p/stat" 2>/dev/null; then echo "$p"; fi; done',
+    pids,
+  );
+  return out.split("\n").filter(Boolean);
+}
+
+/** Waits until none of `pids` is alive on VM2; returns how long that took (ms). */
+export async function gone(vm2: () => Promise<Sandbox>, pids: string[], what: string): Promise<number> {
+  const started = performance.now();
+  await waitFor(what, async () => ((await alive(await vm2(), pids)).length === 0 ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 1_000,
+  });
+  return Math.round(performance.now() - started);
+}
+
+/** The pids of the OpenClaw node processes (`openclaw-node` / `openclaw-connect`) run by the box's account. */
+export async function nodePids(box: Sandbox): Promise<string[]> {
+  const out = await sh(
+    box,
+    "ps -eo pid=,user:20=,args= | awk '$2 == \"vercel-sandbox\" && $3 ~ /^openclaw-(node|connect)/ { print $1 }'",
+  );
+  return out.split("\n").filter((p) => /^\d{1,9}$/.test(p));
+}
+
+/**
+ * Reads the enrollment program's one-time secrets from its environment on VM2 while `until` is pending (every
+ * second, as root; VM2 does not exist at first). The values stay in this process: callers scan for them and
+ * never print them.
+ */
+export async function enrollmentSecretsDuring<T>(
+  vm2: () => Promise<Sandbox>,
+  until: Promise<T>,
+): Promise<{ result: T; secrets: Partial<Record<EnrollmentSecret, string>> }> {
+  const secrets: Partial<Record<EnrollmentSecret, string>> = {};
+  let pending = true;
+  const watching = (async () => {
+    while (pending) {
+      try {
+        const out = await sh(
+          await vm2(),
+          `for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$e" 2>/dev/null; done | grep -E '^(${ENROLLMENT_SECRETS.join("|")})=.' | sort -u`,
+        );
+        for (const line of out.split("\n")) {
+          const at = line.indexOf("=");
+          const name = line.slice(0, at) as EnrollmentSecret;
+          if (at > 0 && ENROLLMENT_SECRETS.includes(name)) secrets[name] = line.slice(at + 1);
+        }
+      } catch {
+        // No VM2 yet, or the command raced its end: the next round reads again.
+      }
+      await sleep(1_000);
+    }
+  })();
+  try {
+    return { result: await until, secrets };
+  } finally {
+    pending = false;
+    await watching;
+  }
+}
+
+/**
+ * Greps the box's whole disk (not /proc, /sys, /dev) for each needle; returns, per needle, the files holding it.
+ * A `control` needle known to be on disk proves the scan can find something.
+ */
+export async function scanDisk(box: Sandbox, needles: string[]): Promise<string[][]> {
+  const out = await sh(
+    box,
+    'for s in "$@"; do echo "--"; grep -rlF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -- "$s" / 2>/dev/null; done; echo "--"',
+    needles,
+  );
+  return out
+    .split("--\n")
+    .slice(1, needles.length + 1)
+    .map((files) => files.split("\n").filter(Boolean));
+}
