@@ -4,7 +4,7 @@
 // its one way out, announced in the usual proxy variables. The proxy starts with the first command that needs it and ends
 // with the session.
 import type { ChildProcess } from "node:child_process";
-import { listenInNamespace } from "./egress-listener.js";
+import { listenInNamespace, type NamespaceListener } from "./egress-listener.js";
 import { type EgressProxy, type InterceptOptions, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
 
 export type NetworkMode = "isolated" | "proxied";
@@ -24,16 +24,20 @@ export interface EgressSession {
   egress?: Promise<SessionEgress>;
 }
 
-/** The session's proxy, started on first use; the caller must hold a running session. */
+/**
+ * The session's proxy, started on first use; the caller must hold a running session. Its listener is the one
+ * the holder bound at boot (`bound`, isolation.ts) or, without one, a socket a helper binds in the namespace.
+ */
 export function sessionEgress(
   session: EgressSession,
   track: (c: ChildProcess) => void,
   routeOf?: RouteOf,
   intercept?: InterceptOptions,
+  bound?: NamespaceListener,
 ): Promise<SessionEgress> {
   if (session.egress) return session.egress;
   const starting = (async () => {
-    const { server, port } = await listenInNamespace(session.holder!.pid, track);
+    const { server, port } = bound ?? (await listenInNamespace(session.holder!.pid, track));
     // Reads the record on every connection, so policy updates apply to the next connection.
     const proxy = serveEgressProxy(server, () => session.networkPolicy, { routeOf, intercept });
     return { port, close: () => proxy.close() };

@@ -1,7 +1,7 @@
 // Per-session isolation with real kernel namespaces, so each sandbox looks like a Vercel VM at the same
 // absolute paths and sees nothing of the host it is not given. A session is one long-lived "holder" (PID 1
-// of its own mount, PID, network, IPC, UTS and cgroup namespaces) that builds the sandbox's root and
-// then waits:
+// of its own mount, PID, network, IPC, UTS and cgroup namespaces) that builds the sandbox's root with system
+// calls from one process (the host's Python, holder-script.ts) and then waits as a shell:
 // - `/` is an overlay of the sandbox's own upper layer over the frozen layers of its snapshot chain, if
 //   any (layers.ts: read-only, idmapped into its id range), over the sandbox image (image.ts: a sanitised
 //   /etc with the `vercel-sandbox` account, empty /root, home, /vercel/sandbox…, and a copy of the
@@ -58,13 +58,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir, rm } from "node:fs/promises";
+import type { Server } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
 import type { HolderMount } from "./drives.js";
+import type { NamespaceListener } from "./egress-listener.js";
+import { HOLDER_SCRIPT } from "./holder-script.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
-import { IDMAP_SCRIPT, type LayerStack, PYTHON } from "./layers.js";
+import { type LayerStack, PYTHON, PYTHON_FLAGS } from "./layers.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -85,10 +88,10 @@ export function assertIsolationAvailable(): void {
       "The local Vercel Sandbox emulator isolates each sandbox with mount/PID/network namespaces and overlayfs, which needs root. Run it as root (e.g. `sudo`, or a container started with --privileged or CAP_SYS_ADMIN).",
     );
   }
-  for (const tool of ["unshare", "nsenter", "setpriv", "pivot_root", "setsid", "tar", "getent", "bash", "ip"]) {
+  for (const tool of ["unshare", "nsenter", "setpriv", "setsid", "tar", "getent", "bash", "ip", "python3"]) {
     if (!["/usr/bin", "/bin", "/usr/sbin", "/sbin"].some((d) => existsSync(path.join(d, tool)))) {
       throw new EmulatorIsolationError(
-        `The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2) on this machine.`,
+        `The emulator needs \`${tool}\` (util-linux/coreutils/bash/iproute2/python3) on this machine.`,
       );
     }
   }
@@ -144,77 +147,6 @@ export async function prepareLayers(dir: string, idBase: number, stack?: LayerSt
   await lchown(l.upper, idBase, idBase);
 }
 
-// Runs as PID 1 of the new mount/PID/network namespaces, as the host's root, until it pivots into the
-// sandbox's root. The overlay mount is retried because the previous session's overlay on the same upper
-// dir is released asynchronously after a stop. The user namespace is created by a short-lived child
-// and kept open on fd 9 (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's
-// own ids is needed to keep it, and the holder itself stays outside it, out of the sandbox's reach.
-const HOLDER_SCRIPT = `set -e
-DATA=$1 ROOT=$2 UPPER=$3 WORK=$4 IMAGE=$5 IMAGE_USR=$6 BASE=$7 COUNT=$8 NODE=$9
-shift 9
-# Its own UTS namespace: the sandbox's name is its own, never the host's.
-echo sandbox > /proc/sys/kernel/hostname
-# Layer paths are relative to the data dir (the root overlay's to the sandbox's layer dir), so the sandbox's
-# mount table names nothing of the host. Frozen layers of another id range are mounted idmapped first (layers.ts).
-cd "$DATA"; cd "$LAYER_DIR"
-if [ -n "$IDMAPS" ]; then
-  printf '%s\n' "$IDMAPS" | "$PYTHON" -I -S -c "$IDMAP_SCRIPT" "$COUNT" || { echo "idmapped layer mount failed" >&2; exit 1; }
-fi
-# volatile: the overlay never syncs its upper layer, so a stop does not wait on a sync of the data dir's whole
-# filesystem (unmounting an overlay syncs its upper filesystem); the emulator's data goes with it anyway.
-n=0
-until mount -t overlay overlay -o "lowerdir=$LOWERS$IMAGE:$NODE,upperdir=$UPPER,workdir=$WORK,volatile" "$ROOT" 2>/dev/null; do
-  n=$((n+1)); [ $n -ge 100 ] && { echo "overlay mount failed" >&2; exit 1; }; sleep 0.05
-done
-cd "$DATA"
-mount -t overlay overlay -o "lowerdir=$IMAGE_USR:/usr" "$ROOT/usr"
-for d in "$@"; do mount --rbind "/$d" "$ROOT/$d"; mount -o remount,bind,ro "$ROOT/$d"; done
-mount -t proc -o nosuid,nodev,noexec proc "$ROOT/proc"
-mount -t tmpfs -o "mode=755,size=64k,nosuid,noexec,uid=$BASE,gid=$BASE" sandbox-dev "$ROOT/dev"
-for node in null zero full random urandom tty; do : > "$ROOT/dev/$node"; mount --bind "/dev/$node" "$ROOT/dev/$node"; done
-mkdir "$ROOT/dev/pts" "$ROOT/dev/shm" "$ROOT/dev/mqueue"
-mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$ROOT/dev/pts"
-mount -t tmpfs -o "mode=1777,size=64m,nosuid,nodev,uid=$BASE,gid=$BASE" sandbox-shm "$ROOT/dev/shm"
-# POSIX message queues of the sandbox's own IPC namespace.
-mount -t mqueue -o nosuid,nodev,noexec sandbox-mqueue "$ROOT/dev/mqueue"
-ln -s pts/ptmx "$ROOT/dev/ptmx"; ln -s /proc/self/fd "$ROOT/dev/fd"
-ln -s /proc/self/fd/0 "$ROOT/dev/stdin"; ln -s /proc/self/fd/1 "$ROOT/dev/stdout"; ln -s /proc/self/fd/2 "$ROOT/dev/stderr"
-ip link set lo up 2>/dev/null || true
-# Drives (drives.ts): staged on the fresh /dev tmpfs before the pivot (no sandbox process runs yet and no
-# path of the sandbox's own is followed), moved to their paths after it, so a link in the sandbox's files
-# resolves inside the sandbox, never on the host.
-if [ -n "$DRIVE_MOUNTS" ]; then
-  mkdir "$ROOT/dev/.drives"; i=0
-  printf '%s\n' "$DRIVE_MOUNTS" | while IFS='	' read -r src dst mode; do
-    i=$((i+1)); mkdir "$ROOT/dev/.drives/$i"; mount --bind "$src" "$ROOT/dev/.drives/$i"
-  done
-fi
-cd "$ROOT"; pivot_root . .; umount -l .; cd /
-if [ -n "$DRIVE_MOUNTS" ]; then
-  i=0
-  printf '%s\n' "$DRIVE_MOUNTS" | while IFS='	' read -r src dst mode; do
-    i=$((i+1)); mkdir -p "$dst"; mount --move "/dev/.drives/$i" "$dst"
-    if [ "$mode" = ro ]; then mount -o remount,bind,ro "$dst"; fi
-    rmdir "/dev/.drives/$i"
-  done
-  rmdir /dev/.drives
-fi
-unshare --user -- /bin/sleep infinity &
-C=$!; n=0
-# The test builtin compares the namespaces' inodes: no process per check, so the wait can be short.
-until ! [ /proc/$C/ns/user -ef /proc/$$/ns/user ]; do
-  n=$((n+1)); [ $n -ge 2500 ] && { echo "user namespace did not start" >&2; exit 1; }; sleep 0.002
-done
-echo "0 $BASE $COUNT" > /proc/$C/uid_map
-echo "0 $BASE $COUNT" > /proc/$C/gid_map
-exec 9< /proc/$C/ns/user
-kill -9 $C; wait $C 2>/dev/null || true
-echo ready
-# PID 1 stays this shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each
-# would stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
-while :; do /bin/sleep infinity || :; done
-`;
-
 export interface Holder {
   /** Host PID of the namespace's PID 1 (the target for nsenter). */
   pid: number;
@@ -222,6 +154,8 @@ export interface Holder {
   exited: Promise<void>;
   /** cgroup.procs files of the sandbox's limited groups (cgroups.ts), joined before entering; none without limits. */
   cgroupProcs: readonly string[];
+  /** The session's egress listener, bound by the holder in its network namespace (when asked for). */
+  listener?: NamespaceListener;
 }
 
 /** Prefix that drops a process inside the sandbox from sandbox root to the default user (and its groups). */
@@ -285,6 +219,8 @@ export async function startHolder(
   mounts: readonly HolderMount[] = [],
   /** The frozen layers under the sandbox's upper layer (layers.ts stackPlan); none for a fresh sandbox. */
   stack: LayerStack = { lowers: [], idmaps: [] },
+  /** Bind the session's egress listener in the new network namespace and hand it over (holder-script.ts). */
+  listen = false,
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
   const fromLayers = (p: string) => path.relative(l.layers, p);
@@ -308,10 +244,10 @@ export async function startHolder(
     "--propagation",
     "private",
     "--",
-    "/bin/sh",
+    PYTHON,
+    ...PYTHON_FLAGS,
     "-c",
     HOLDER_SCRIPT,
-    "holder",
     dataDir,
     l.root,
     fromLayers(l.upper),
@@ -329,15 +265,14 @@ export async function startHolder(
     // Detached: the holder and everything it runs before the pivot lead a process group of their own, so a stop
     // reaches them all even if unshare dies before its child set its parent-death signal.
     {
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
       env: {
         PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
         DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
         LAYER_DIR: path.relative(dataDir, l.layers),
         LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
         IDMAPS: stack.idmaps.join("\n"),
-        IDMAP_SCRIPT,
-        PYTHON,
+        LISTEN: listen ? "1" : "0",
       },
       detached: true,
     },
@@ -345,8 +280,11 @@ export async function startHolder(
   track(child);
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const partial = { pid: 0, child, exited, cgroupProcs };
+  // Asked for before the holder can send it: a message with no listener yet is queued, never lost.
+  const handed = listen ? receiveListener(child) : undefined;
+  handed?.catch(() => undefined);
   try {
-    await waitReady(child, timeoutMs);
+    const [, listener] = await Promise.all([waitReady(child, timeoutMs), handed]);
     const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
     const pid = Number(pidText);
     if (!pid) throw new Error("could not find the sandbox namespace's init process");
@@ -354,11 +292,24 @@ export async function startHolder(
     if (statSync(`/proc/${pid}/root/`).dev === statSync("/").dev) {
       throw new Error("the sandbox namespace did not enter its own root");
     }
-    return { pid, child, exited, cgroupProcs };
+    return { pid, child, exited, cgroupProcs, listener };
   } catch (error) {
     await stopHolder(partial);
+    (await handed?.catch(() => undefined))?.server.close();
     throw error;
   }
+}
+
+/** The listening socket the holder sends over its IPC channel (a net.Server handle), with its port. */
+function receiveListener(child: ChildProcess): Promise<NamespaceListener> {
+  return new Promise((resolve, reject) => {
+    child.once("message", (message: { port?: number }, handle) => {
+      const server = handle as Server | undefined;
+      if (!server || !message?.port) return reject(new Error("the holder sent no egress listener"));
+      resolve({ server, port: message.port });
+    });
+    child.once("exit", (code) => reject(new Error(`the holder exited (${code}) before it sent the egress listener`)));
+  });
 }
 
 function isRealDirectory(p: string): boolean {

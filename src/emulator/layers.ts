@@ -74,12 +74,12 @@ export async function sweepLayers(
   return removed;
 }
 
-// Reads "src\tdst\tfrom\tto" lines on stdin and mounts each src read-only at dst, idmapped so host ids
-// [from, from + count) show as [to, to + count) and host root stays host root. One user namespace per
-// mapping, made by a forked child that only unshares and waits; its fd is all the mounts keep.
-export const IDMAP_SCRIPT = `import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-NR = {"x86_64": (428, 429, 442), "aarch64": (428, 429, 442)}[os.uname().machine]
+// Python the holder (holder-script.ts) runs before its pivot, as one process with everything else it does.
+// userns(map): a user namespace with the given uid/gid map, made by a forked child that only unshares and
+// waits; its fd is all that keeps it. idmap_mounts(lines, count): each "src\tdst\tfrom\tto" line mounts src
+// read-only at dst, idmapped so host ids [from, from + count) show as [to, to + count) and host root stays
+// host root (one user namespace per mapping).
+export const IDMAP_PY = `NR_OPEN_TREE, NR_MOVE_MOUNT, NR_MOUNT_SETATTR = 428, 429, 442
 OPEN_TREE_CLONE, O_CLOEXEC, AT_FDCWD, AT_EMPTY_PATH = 1, 0o2000000, -100, 0x1000
 MOVE_MOUNT_F_EMPTY_PATH, MOUNT_ATTR_RDONLY, MOUNT_ATTR_IDMAP, CLONE_NEWUSER = 4, 1, 0x100000, 0x10000000
 class Attr(ctypes.Structure):
@@ -89,8 +89,8 @@ def check(r, what):
         e = ctypes.get_errno()
         sys.exit(f"{what}: {os.strerror(e)}")
     return r
-def userns(frm, to, count):
-    # The holder runs in a new PID namespace under the host's /proc: the child names itself by /proc/self.
+def userns(mapping):
+    # The child names itself by /proc/self, which is the /proc the parent then writes through.
     r, w = os.pipe()
     back_r, back_w = os.pipe()
     pid = os.fork()
@@ -105,29 +105,32 @@ def userns(frm, to, count):
     os.close(r)
     os.close(back_w)
     proc = os.read(back_r, 64).decode()
+    os.close(back_r)
     if not proc or proc == "-":
-        sys.exit("could not make the idmap user namespace")
+        sys.exit("could not make a user namespace")
     for f in ("uid_map", "gid_map"):
         with open(f"/proc/{proc}/{f}", "w") as h:
-            h.write(f"0 0 1\\n{frm} {to} {count}\\n")
-    fd = os.open(f"/proc/{proc}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+            h.write(mapping)
+    fd = os.open(f"/proc/{proc}/ns/user", os.O_RDONLY | O_CLOEXEC)
     os.close(w)
     os.waitpid(pid, 0)
     return fd
-count = int(sys.argv[1])
-spaces = {}
-for line in sys.stdin.read().splitlines():
-    if not line:
-        continue
-    src, dst, frm, to = line.split("\\t")
-    key = (int(frm), int(to))
-    if key not in spaces:
-        spaces[key] = userns(key[0], key[1], count)
-    t = check(libc.syscall(NR[0], AT_FDCWD, src.encode(), OPEN_TREE_CLONE | O_CLOEXEC), "open_tree " + src)
-    attr = Attr(MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, 0, 0, spaces[key])
-    check(libc.syscall(NR[2], t, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)), "mount_setattr " + src)
-    check(libc.syscall(NR[1], t, b"", AT_FDCWD, dst.encode(), MOVE_MOUNT_F_EMPTY_PATH), "move_mount " + dst)
-    os.close(t)
+def idmap_mounts(lines, count):
+    spaces = {}
+    for line in lines.splitlines():
+        if not line:
+            continue
+        src, dst, frm, to = line.split("\\t")
+        key = (int(frm), int(to))
+        if key not in spaces:
+            spaces[key] = userns(f"0 0 1\\n{key[0]} {key[1]} {count}\\n")
+        t = check(libc.syscall(NR_OPEN_TREE, AT_FDCWD, src.encode(), OPEN_TREE_CLONE | O_CLOEXEC), "open_tree " + src)
+        attr = Attr(MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, 0, 0, spaces[key])
+        check(libc.syscall(NR_MOUNT_SETATTR, t, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr)), "mount_setattr " + src)
+        check(libc.syscall(NR_MOVE_MOUNT, t, b"", AT_FDCWD, dst.encode(), MOVE_MOUNT_F_EMPTY_PATH), "move_mount " + dst)
+        os.close(t)
+    for fd in spaces.values():
+        os.close(fd)
 `;
 
 /** What the holder needs to stack a chain for a sandbox of range `idBase` (paths relative to the data dir). */

@@ -64,10 +64,13 @@ export class Lifecycle {
 
   /** The session's egress proxy, which sends allowed route names to the route server instead of DNS. */
   egressOf(session: SessionRecord) {
-    return sessionEgress(session, this.track, (host) => this.routes.portFor(host), {
-      certificates: this.interceptCertificates,
-      trust: this.egressTrust,
-    });
+    return sessionEgress(
+      session,
+      this.track,
+      (host) => this.routes.portFor(host),
+      { certificates: this.interceptCertificates, trust: this.egressTrust },
+      session.holder?.listener,
+    );
   }
 
   /** Route names resolve and connect from inside the session (route-access.ts). */
@@ -155,6 +158,7 @@ export class Lifecycle {
         limits,
         mounts,
         stack,
+        networkModeOf(session.networkPolicy) === "proxied",
       );
     } catch (error) {
       this.drives?.detach(session.id);
@@ -169,8 +173,8 @@ export class Lifecycle {
     session.updatedAt = session.startedAt;
     sandbox.statusUpdatedAt = session.startedAt;
     this.armTimeout(session);
-    // The egress proxy's listener takes a process start; begin it now so the first command rarely waits.
-    if (networkModeOf(session.networkPolicy) === "proxied") this.egressOf(session).catch(() => undefined);
+    // The holder bound the egress proxy's listener (a session of another policy gets one from a helper on first use).
+    if (session.holder.listener) this.egressOf(session).catch(() => undefined);
     // Best effort here: the next command makes the routes resolvable again, and says why if it cannot.
     await this.routeAccess(session).catch(() => undefined);
     // A holder that dies on its own (e.g. killed from outside) still ends the session.
