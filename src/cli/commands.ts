@@ -16,6 +16,7 @@ import { observe } from "./observe.js";
 import { vercelProfiles } from "./profiles.js";
 import { buildStatus, renderStatus } from "./status.js";
 import { indented } from "./table.js";
+import { type RuntimeSource, renderWarm, runtimeOutsideProvision, warmBaseImage } from "./warm.js";
 
 type Registrar = Parameters<OpenClawPluginApi["registerCli"]>[0];
 type CliContext = Parameters<Registrar>[0];
@@ -24,6 +25,8 @@ type Program = CliContext["program"];
 export interface CommandContext {
   config: CliContext["config"];
   scopeOf(stateDir: string): string;
+  /** Where `images warm` gets core's node runtime; without one it refuses, saying why. */
+  runtime?: RuntimeSource;
 }
 
 /** A failure of a whole command, with the next step. */
@@ -90,6 +93,29 @@ async function images(): Promise<Output<unknown>> {
   return { json: report, text: renderImages(report, Date.now()) };
 }
 
+/** Progress goes to stderr, so `--json` keeps stdout one document; Ctrl-C aborts the build, which still cleans up. */
+async function warm(context: CommandContext, options: Options & { profile?: string }): Promise<Output<unknown>> {
+  const stateDir = resolveStateDir(process.env);
+  const abort = new AbortController();
+  const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C); the builder sandbox was deleted"));
+  process.once("SIGINT", interrupt);
+  try {
+    const report = await warmBaseImage({
+      ...(options.profile !== undefined ? { profileId: options.profile } : {}),
+      config: context.config,
+      pluginScope: context.scopeOf(stateDir),
+      stateDir,
+      client: new VercelClient({ env: process.env }),
+      runtime: context.runtime ?? runtimeOutsideProvision,
+      progress: (line) => process.stderr.write(`vercel-sandbox images warm: ${line}\n`),
+      signal: abort.signal,
+    });
+    return { json: report, text: renderWarm(report) };
+  } finally {
+    process.removeListener("SIGINT", interrupt);
+  }
+}
+
 async function gc(context: CommandContext, options: Options): Promise<Output<unknown>> {
   const env = environment(context, options);
   if (env.profiles.length === 0) {
@@ -123,11 +149,17 @@ export function addCommands(program: Program, context: CommandContext): void {
   withGateway(root.command("status").description("Our leases: Vercel state, keepalive, idle clock, fence, deadline"))
     .option("--json", "Print JSON")
     .action((options: Options) => run(options, () => status(context, options)));
-  root
+  const imagesCommand = root
     .command("images")
     .description("Warm images and the diagnostics of recent preparations")
     .option("--json", "Print JSON")
     .action((options: Options) => run(options, images));
+  imagesCommand
+    .command("warm")
+    .description("Build the base runtime image of a profile ahead of the first dispatch")
+    .option("--profile <id>", "The cloudWorkers profile (default: the only vercel-sandbox one)")
+    .option("--json", "Print JSON")
+    .action((options: Options & { profile?: string }) => run(options, () => warm(context, options)));
   withGateway(root.command("gc").description("Remove sandboxes of ours that no lease owns (only with proof)"))
     .option("--dry-run", "Report what would be removed; remove nothing")
     .option("--json", "Print JSON")

@@ -3,7 +3,8 @@
 // measurement is the clean baseline every later check of this lease (and of every image built on it) compares
 // with. When no base image of the key exists and nobody else is capturing one, the box is scrubbed and
 // captured as the base image, then restored. Only such a box is ever a base image's source: nothing but our
-// own runtime program has run there.
+// own runtime program has run there. `images warm` (src/cli/warm.ts) runs the same steps on a builder sandbox
+// of its own, which it deletes instead of restoring.
 import type { NodeRuntimePreparation } from "../infra/index.js";
 import type { SandboxBox, SandboxHandle, VercelProject } from "../vercel/index.js";
 import { scrubBox } from "./box.js";
@@ -28,6 +29,8 @@ export interface BaseInput {
   signal: AbortSignal;
   current: () => void;
   now: () => number;
+  /** false: the box is not restored after the capture (a builder sandbox of `images warm`, deleted next). */
+  restore?: boolean;
 }
 
 export interface BaseOutcome {
@@ -92,6 +95,7 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
     };
     await store.recordImage(record);
     current();
+    if (input.restore === false) return { sandbox: input.sandbox, baseline, captured: record };
     const sandbox = await timed(progress, "base restore", () =>
       input.project.restore(input.sandbox, snapshotId, signal),
     );
