@@ -31,7 +31,7 @@ export function handoverIn(text: string): Array<{ name: string; value: string }>
 }
 
 /** Serves `target` (the emulator's http://127.0.0.1:port) over TLS on `address`. `dir` holds the keys (0700). */
-export async function startApiFront(address: string, target: string, dir: string): Promise<ApiFront> {
+export async function startApiFront(address: string, target: string, dir: string, port = 0): Promise<ApiFront> {
   const { ca, key, cert } = await issueCertificates(dir, {
     caSubject: "openclaw-vercel-sandbox main job API CA",
     leafSubject: address,
@@ -61,13 +61,22 @@ export async function startApiFront(address: string, target: string, dir: string
     client.pipe(backend).pipe(client);
   });
   server.on("tlsClientError", () => {});
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, address, () => resolve());
+  // A preferred port (the last run's, for a stable apiUrl) that is taken falls back to a free one.
+  const listen = (on: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(on, address, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  await listen(port).catch((error: NodeJS.ErrnoException) => {
+    if (port === 0 || error.code !== "EADDRINUSE") throw error;
+    return listen(0);
   });
-  const { port } = server.address() as net.AddressInfo;
+  const bound = (server.address() as net.AddressInfo).port;
   return {
-    url: `https://${address}:${port}`,
+    url: `https://${address}:${bound}`,
     caPem: ca,
     handedOver: () => [...seen.values()],
     close: async () => {

@@ -30,10 +30,20 @@ export interface CachedImage {
   builtAt: string;
 }
 
+/** A base runtime image the plugin on VM1 captured (its store record, as the plugin wrote it) and its base key. */
+export interface CachedBase {
+  snapshotId: string;
+  key: string;
+  record: Record<string, unknown>;
+}
+
 /** The cache's record: `<cache dir>/images.json`. */
 export interface ReuseRecord {
   format: 1;
   vm1?: CachedImage;
+  /** The API front VM1 called (its URL is part of the base images' profile key). */
+  front?: { address: string; port: number };
+  base?: CachedBase[];
 }
 
 export type Vm1Plan = { reuse: CachedImage } | { build: true; key: string; why: string };
@@ -75,7 +85,8 @@ export function planVm1(
 
 /** The snapshot ids the record asks the emulator to keep (none with --fresh: the cache is discarded). */
 export function keptSnapshots(record: ReuseRecord | undefined, fresh: boolean): string[] {
-  return !fresh && record?.vm1 ? [record.vm1.snapshotId] : [];
+  if (fresh || !record) return [];
+  return [...(record.vm1 ? [record.vm1.snapshotId] : []), ...(record.base ?? []).map((b) => b.snapshotId)];
 }
 
 /** Reads a record's JSON; anything not of this shape counts as no record (the cache is rebuilt). */
@@ -91,7 +102,18 @@ export function parseRecord(text: string | undefined): ReuseRecord | undefined {
         /^snap_[A-Za-z0-9]+$/.test(vm1.snapshotId) &&
         typeof vm1.inputs === "object" &&
         vm1.inputs !== null);
-    return ok ? raw : undefined;
+    const base = raw.base;
+    const baseOk =
+      base === undefined ||
+      (Array.isArray(base) &&
+        base.every(
+          (b) =>
+            /^snap_[A-Za-z0-9]+$/.test(b?.snapshotId) &&
+            typeof b.key === "string" &&
+            typeof b.record === "object" &&
+            b.record !== null,
+        ));
+    return ok && baseOk ? raw : undefined;
   } catch {
     return undefined;
   }

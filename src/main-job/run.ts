@@ -8,6 +8,7 @@ import path from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
 import { createOwnedTempDir, redact } from "../infra/index.js";
+import { type BasePlan, baseLine, frontOf, planBase, readyBases, seededStore } from "./base-reuse.js";
 import { openCache, type RerunCache } from "./cache.js";
 import {
   expectedProof,
@@ -25,7 +26,7 @@ import { type LiveLine, plainLines, watchPhases } from "./live.js";
 import { packPlugin } from "./package.js";
 import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
-import { keptSnapshots, planVm1, reuseLine, type Vm1Plan } from "./reuse.js";
+import { type CachedBase, keptSnapshots, planVm1, type ReuseRecord, reuseLine, type Vm1Plan } from "./reuse.js";
 import {
   addScheduledJob,
   cronRuns,
@@ -125,7 +126,11 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(`the rerun cache ${options.reuse.dir} is in use by another run: none used`);
   if (cache) teardown.add("release the rerun cache", () => cache.release());
   try {
-    const store = cache && { dataDir: cache.emulatorDir, restore: keptSnapshots(cache.record, cache.fresh) };
+    const store = cache && {
+      dataDir: cache.emulatorDir,
+      restore: keptSnapshots(cache.record, cache.fresh),
+      ...(cache.record?.front && !cache.fresh ? { front: cache.record.front } : {}),
+    };
     const services = await progress.phase("Start the emulator and this machine's services", () =>
       startServices(teardown, tmp, store),
     );
@@ -155,8 +160,20 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
 
     const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
     progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
-    const image = cache ? await vm1Image(progress, services, plugin, cache) : undefined;
+    // What the next run finds in the cache: this run's VM1 image, API front and base images (saved as they are made).
+    const next: ReuseRecord = { format: 1, front: frontOf(services.front.url) };
+    const image = cache ? await vm1Image(progress, services, plugin, cache, next) : undefined;
     if (image) cached.add(image.snapshotId);
+    const basePlan: BasePlan | undefined =
+      cache &&
+      planBase(cache.record, frontOf(services.front.url), { fresh: cache.fresh, available: services.api.restored });
+    if (basePlan) {
+      progress.note(
+        "offer" in basePlan
+          ? `offering the kept base runtime image(s) to VM1's store: ${basePlan.offer.map((b) => `${b.snapshotId} (key ${b.key.slice(0, 12)})`).join(", ")}`
+          : `no base runtime image offered to VM1's store: ${basePlan.none}`,
+      );
+    }
     const { box, host, publicOrigin } = await buildVm1(
       progress,
       services,
@@ -165,6 +182,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       timers,
       teardown,
       image?.snapshotId,
+      basePlan && "offer" in basePlan ? seededStore(basePlan.offer) : undefined,
     );
 
     const messages: MessageOutcome[] = [];
@@ -332,6 +350,21 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       if (inImage.length > 0) throw new Error(`secrets in VM1's image: ${inImage.join(", ")}`);
     }
     if (options.inspect) await options.inspect(vm1Disk);
+    let keptBases: CachedBase[] = [];
+    if (cache) {
+      keptBases = await keepBaseImages(
+        await host.vm1(),
+        services,
+        (await snapshots()).map((s) => s.id),
+        vm1Disk.secrets,
+      );
+      for (const b of keptBases) cached.add(b.snapshotId);
+      next.base = keptBases;
+      await cache.save(next);
+      progress.note(
+        `base runtime image(s) kept for the next run: ${keptBases.map((b) => b.snapshotId).join(", ") || "none"} (no secret of this run in them)`,
+      );
+    }
 
     progress.note(
       `before teardown: ${(await sandboxes()).length} sandbox(es), ${(await snapshots()).length} snapshot(s) (VM1 checkpoints and worker images)`,
@@ -355,6 +388,15 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
         ? {
             reuse: [
               reuseLine(image.plan, image.captured),
+              ...(basePlan
+                ? [
+                    baseLine(
+                      basePlan,
+                      stepsBefore.some((l) => / runtime install /.test(l)),
+                      keptBases,
+                    ),
+                  ]
+                : []),
               `  kept for the next run: ${cached.size} image(s) in ${cache!.dir}`,
             ],
           }
@@ -396,6 +438,7 @@ async function buildVm1(
   timers: Timers,
   teardown: Teardown,
   fromImage?: string,
+  seedStore?: string,
 ) {
   const { connection, address } = services;
   const networkPolicy = vm1NetworkPolicy({
@@ -457,6 +500,8 @@ async function buildVm1(
     const patch = jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile });
     // The image's config names its builder's origin: this VM1's replaces it.
     await vm1.patchConfig(box, fromImage ? { ...patch, gateway: { publicOrigin } } : patch);
+    // The last run's base runtime images: the plugin reads its store at start and uses one only if its key matches.
+    if (seedStore) await box.writeFiles([{ path: vm1.IMAGE_STORE, content: Buffer.from(seedStore) }]);
     await vm1.createSampleRepo(box);
   });
   await progress.phase("VM1: start the gateway", async () => {
@@ -472,17 +517,42 @@ async function vm1Image(
   services: Services,
   plugin: { fileName: string; bytes: Buffer },
   cache: RerunCache,
+  next: ReuseRecord,
 ): Promise<{ plan: Vm1Plan; snapshotId: string; captured?: string }> {
   const inputs = vm1ImageInputs(plugin.bytes);
   const plan = planVm1(cache.record, inputs, { fresh: cache.fresh, available: services.api.restored });
   if ("reuse" in plan) {
     progress.note(`reusing VM1's image ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)})`);
+    next.vm1 = plan.reuse;
     return { plan, snapshotId: plan.reuse.snapshotId };
   }
   progress.note(`building VM1's image (key ${plan.key.slice(0, 12)}): ${plan.why}`);
   const snapshotId = await buildVm1Image(progress, services, plugin);
-  await cache.save({ format: 1, vm1: { key: plan.key, snapshotId, inputs, builtAt: new Date().toISOString() } });
+  next.vm1 = { key: plan.key, snapshotId, inputs, builtAt: new Date().toISOString() };
+  await cache.save(next);
   return { plan, snapshotId, captured: snapshotId };
+}
+
+/**
+ * The base runtime images VM1's plugin holds (captured from a box no agent command touched), kept in the emulator's
+ * store for the next run; a snapshot that holds any of this run's secrets is not kept (and fails the job).
+ */
+async function keepBaseImages(
+  vm1Box: Sandbox,
+  services: Services,
+  live: string[],
+  secrets: Record<string, string>,
+): Promise<CachedBase[]> {
+  const text = await vm1.sh(vm1Box, "read the image store", `cat ${vm1.IMAGE_STORE} 2>/dev/null || true`);
+  const bases = readyBases(text).filter((b) => live.includes(b.snapshotId));
+  for (const base of bases) {
+    const dir = path.join(services.dataDir, "snapshots", base.snapshotId);
+    for (const [name, value] of Object.entries(secrets)) {
+      if ((await filesHolding([dir], value)).length > 0) throw new Error(`${name} is in base image ${base.snapshotId}`);
+    }
+    await services.api.saveSnapshot(base.snapshotId);
+  }
+  return bases;
 }
 
 const hex = (bytes = 24) => randomBytes(bytes).toString("hex");

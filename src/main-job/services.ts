@@ -34,18 +34,20 @@ export interface Services {
 export interface EmulatorStore {
   dataDir: string;
   restore: string[];
+  /** The last run's API front (address and port), kept when free so VM1's apiUrl is the same. */
+  front?: { address: string; port: number };
 }
 
 /** Where the emulator keeps sandboxes and snapshots: in the job's dir (removed with it), so the job can read VM1's. */
 export const emulatorDataDir = (jobDir: string) => path.join(jobDir, "emulator");
 
 export async function startServices(teardown: Teardown, jobDir: string, store?: EmulatorStore): Promise<Services> {
-  const host = await addHostAddress();
+  const host = await addHostAddress(store?.front?.address);
   teardown.add("remove the host address", () => host.remove());
   const dataDir = store?.dataDir ?? emulatorDataDir(jobDir);
   const api = await startLocalSandboxApi({ dataDir, ...(store ? { restoreSnapshots: store.restore } : {}) });
   teardown.add("close the emulator (ends every sandbox process)", () => api.close());
-  const front = await startApiFront(host.address, api.url, jobDir);
+  const front = await startApiFront(host.address, api.url, jobDir, store?.front?.port ?? 0);
   teardown.add("close the API front", () => front.close());
   const modelKey = `sk-model-${randomBytes(24).toString("hex")}`;
   registerSecret(modelKey);

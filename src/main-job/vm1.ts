@@ -12,6 +12,8 @@ export const ROOT = "/vercel/sandbox/gateway";
 const APP = `${ROOT}/app`;
 const STATE = `${ROOT}/state`;
 export const CONFIG_PATH = `${STATE}/openclaw.json`;
+/** The plugin's warm-image store on VM1 (src/preparation/store.ts). */
+export const IMAGE_STORE = `${STATE}/vercel-sandbox/images.json`;
 export const GATEWAY_LOG = `${ROOT}/logs/gateway.out`;
 export const SAMPLE_REPO = "/vercel/sandbox/sample";
 const CA_BUNDLE = `${ROOT}/ca-bundle.pem`;
