@@ -1,117 +1,216 @@
-// The holder's one process (isolation.ts): the host's Python, started as PID 1 of the sandbox's new
-// namespaces, builds the sandbox's root with system calls (mount, pivot_root, umount2, a user namespace by
-// fork + unshare) instead of one mount/mkdir/ln/ip process per step, then execs a shell that stays PID 1.
-// One process start per boot, where the shell script it replaces made about thirty.
+// The holders' factory (holder-zygote.ts): one long-lived process of the host's Python per emulator that forks
+// each sandbox's holder (isolation.ts) and builds its root with system calls (mount, pivot_root, umount2, a
+// user namespace by fork + unshare), where a boot used to start about thirty processes (a shell script's
+// mount/mkdir/ln/ip… and the setpriv/unshare wrappers). A boot costs two forks of an already started process.
+//
+// Protocol, on the Node IPC channel it is started with (NODE_CHANNEL_FD; one JSON object per line, as Node
+// frames it): the emulator sends {id, args, env, cgroups}; the factory answers {id, outer} (the host pid of the
+// holder's outer process, leader of its own process group), {id, pid} (the host pid of the holder, PID 1 of
+// its namespaces), {id, ready: true} or {id, error}, and {id, exit} once the outer process is reaped. With
+// env.LISTEN = "1" the holder also binds the session's egress listener (127.0.0.1, a free port) in its new
+// network namespace and sends it as Node sends a net.Server handle ({cmd: "NODE_HANDLE", type: "net.Server",
+// msg: {id, port}} with the socket in SCM_RIGHTS), so no helper process starts per proxied session.
+//
+// Lifetime: the factory dies with the emulator (parent-death signal KILL, set before it serves anything); each
+// outer process with the factory, each holder with its outer process, and every process of a sandbox with
+// its holder (PID 1 of its PID namespace), as `setpriv --pdeathsig KILL unshare --fork --kill-child` did.
+import { SANDBOX_OOM_SCORE_ADJ } from "./cgroup-layout.js";
 import { IDMAP_PY } from "./layers.js";
 
-/** Paths and ids the holder is started with (argv), in this order; then the host's real system dirs. */
-export const HOLDER_ARGS = ["data", "root", "upper", "work", "image", "image_usr", "base", "count", "node"] as const;
-
-// Runs as the host's root, in the new mount/PID/network/IPC/UTS/cgroup namespaces, until it pivots into the
-// sandbox's root. Layer paths are relative to the data dir (the root overlay's to the sandbox's layer dir), so
-// the sandbox's mount table names nothing of the host. The overlay mount is retried because the previous
-// session's overlay on the same upper dir is released asynchronously after a stop. The user namespace is
-// created by a short-lived child and kept open on fd 9 (commands enter it through /proc/<holder>/fd/9), so no
-// process of the sandbox's own ids is needed to keep it, and the holder itself stays outside it.
-// With LISTEN=1 it also binds the session's egress listener (127.0.0.1, a free port) in the new network
-// namespace and hands the socket to the emulator over the Node IPC channel it was started with (NODE_CHANNEL_FD),
-// framed as Node frames a net.Server handle (a JSON line, the fd in SCM_RIGHTS), so no Node helper process starts.
-export const HOLDER_SCRIPT = `import ctypes, fcntl, os, struct, sys, time, _socket
+// The outer process (forked per sandbox, in the host's namespaces) joins the sandbox's limited groups first, so
+// by the time it makes the cgroup namespace its groups become the namespace's `/`; then it makes the new
+// mount/PID/network/IPC/UTS/cgroup namespaces (mounts private in the new mount namespace) and forks the holder,
+// PID 1 there, waiting for it and leaving with its status.
+// The holder runs as the host's root until it pivots into the sandbox's root. Layer paths are relative to the
+// data dir (the root overlay's to the sandbox's layer dir), so the sandbox's mount table names nothing of the
+// host. The overlay mount is retried because the previous session's overlay on the same upper dir is released
+// asynchronously after a stop. The user namespace is created by a short-lived child and kept open on fd 9
+// (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's own ids is needed to keep
+// it, and the holder itself stays outside it. Last it execs a shell that stays PID 1 and reaps orphans.
+export const HOLDER_SCRIPT = `import ctypes, fcntl, json, os, select, signal, struct, sys, time, _socket
 libc = ctypes.CDLL(None, use_errno=True)
 ${IDMAP_PY}
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC = 1, 2, 4, 8, 32, 4096, 8192, 16384
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 8192, 16384, 1 << 18
 # Per-mount flags a read-only remount keeps (statvfs reports them with the same bits as mount(2) takes).
 KEPT = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096
+NAMESPACES = 0x20000 | 0x20000000 | 0x40000000 | 0x08000000 | 0x04000000 | 0x02000000  # mount pid net ipc uts cgroup
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}[os.uname().machine]
+PR_SET_PDEATHSIG = 1
+CHANNEL = int(os.environ["NODE_CHANNEL_FD"])
+def send(obj, fd=None):
+    line = (json.dumps(obj) + "\\n").encode()
+    if fd is None:
+        os.write(CHANNEL, line)
+        return
+    s = _socket.socket(fileno=CHANNEL)
+    try:
+        s.sendmsg([line], [(1, 1, struct.pack("i", fd))])
+    finally:
+        s.detach()
+def die_with_parent():
+    parent = os.getppid()
+    check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl")
+    if os.getppid() != parent:
+        os._exit(1)
 def mount(src, dst, fstype=None, flags=0, data=None):
     b = lambda s: None if s is None else s.encode()
     if libc.mount(b(src), b(dst), b(fstype), flags, b(data)) != 0:
         sys.exit(f"mount {dst}: {os.strerror(ctypes.get_errno())}")
 def read_only(dst):
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | (os.statvfs(dst).f_flag & KEPT))
-data, root, upper, work, image, image_usr, base, count, node = sys.argv[1:10]
-dirs, env = sys.argv[10:], os.environ
-# Its own UTS namespace: the sandbox's name is its own, never the host's.
-with open("/proc/sys/kernel/hostname", "w") as h:
-    h.write("sandbox")
-s = _socket.socket(2, 2)
-try:
-    ifr = fcntl.ioctl(s.fileno(), 0x8913, b"lo".ljust(40, b"\\0"))
-    fcntl.ioctl(s.fileno(), 0x8914, ifr[:16] + struct.pack("H", struct.unpack_from("H", ifr, 16)[0] | 1) + bytes(22))
-except OSError:
-    pass
-s.close()
-if env.get("LISTEN") == "1":
-    listener = _socket.socket(2, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(511)
-    channel = _socket.socket(fileno=int(env["NODE_CHANNEL_FD"]))
-    message = b'{"cmd":"NODE_HANDLE","type":"net.Server","msg":{"port":%d}}\\n' % listener.getsockname()[1]
-    channel.sendmsg([message], [(1, 1, struct.pack("i", listener.fileno()))])
-    listener.close()
-    channel.close()
-os.chdir(data)
-os.chdir(env["LAYER_DIR"])
-if env.get("IDMAPS"):
-    idmap_mounts(env["IDMAPS"], int(count))
-overlay = f"lowerdir={env.get('LOWERS', '')}{image}:{node},upperdir={upper},workdir={work},volatile".encode()
-n = 0
-# volatile: the overlay never syncs its upper layer, so a stop does not wait on a sync of the data dir's whole
-# filesystem (unmounting an overlay syncs its upper filesystem); the emulator's data goes with it anyway.
-while libc.mount(b"overlay", root.encode(), b"overlay", 0, overlay) != 0:
-    n += 1
-    if n >= 100:
-        sys.exit("overlay mount failed: " + os.strerror(ctypes.get_errno()))
-    time.sleep(0.05)
-os.chdir(data)
-mount("overlay", f"{root}/usr", "overlay", 0, f"lowerdir={image_usr}:/usr")
-for d in dirs:
-    mount(f"/{d}", f"{root}/{d}", None, MS_BIND | MS_REC)
-    read_only(f"{root}/{d}")
-mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-dev = f"{root}/dev"
-mount("sandbox-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, f"mode=755,size=64k,uid={base},gid={base}")
-for name in ("null", "zero", "full", "random", "urandom", "tty"):
-    open(f"{dev}/{name}", "w").close()
-    mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
-for name in ("pts", "shm", "mqueue"):
-    os.mkdir(f"{dev}/{name}")
-mount("devpts", f"{dev}/pts", "devpts", 0, "newinstance,ptmxmode=0666,mode=0620")
-mount("sandbox-shm", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size=64m,uid={base},gid={base}")
-# POSIX message queues of the sandbox's own IPC namespace.
-mount("sandbox-mqueue", f"{dev}/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-for target, name in (("pts/ptmx", "ptmx"), ("/proc/self/fd", "fd"), ("/proc/self/fd/0", "stdin"),
-                     ("/proc/self/fd/1", "stdout"), ("/proc/self/fd/2", "stderr")):
-    os.symlink(target, f"{dev}/{name}")
-# Drives (drives.ts): staged on the fresh /dev tmpfs before the pivot (no sandbox process runs yet and no path of
-# the sandbox's own is followed), moved to their paths after it, so a link in the sandbox's files resolves
-# inside the sandbox, never on the host.
-drives = [line.split("\\t") for line in env.get("DRIVE_MOUNTS", "").split("\\n") if line]
-if drives:
-    os.mkdir(f"{dev}/.drives")
-for i, (src, dst, mode) in enumerate(drives):
-    os.mkdir(f"{dev}/.drives/{i}")
-    mount(src, f"{dev}/.drives/{i}", None, MS_BIND)
-os.chdir(root)
-check(libc.syscall(PIVOT_ROOT, b".", b"."), "pivot_root")
-check(libc.umount2(b".", 2), "umount old root")
-os.chdir("/")
-for i, (src, dst, mode) in enumerate(drives):
-    os.makedirs(dst, exist_ok=True)
-    mount(f"/dev/.drives/{i}", dst, None, MS_MOVE)
-    if mode == "ro":
-        read_only(dst)
-    os.rmdir(f"/dev/.drives/{i}")
-if drives:
-    os.rmdir("/dev/.drives")
-fd = userns(f"0 {base} {count}\\n")
-os.dup2(fd, 9)
-os.close(fd)
-os.closerange(3, 9)
-os.closerange(10, 65536)
-sys.stdout.write("ready\\n")
-sys.stdout.flush()
-# PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
-# stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
-os.execve("/bin/sh", ["holder", "-c", "while :; do /bin/sleep infinity || :; done"], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+def holder(id, args, env):
+    data, root, upper, work, image, image_usr, base, count, node = args[:9]
+    dirs = args[9:]
+    # Its own UTS namespace: the sandbox's name is its own, never the host's.
+    with open("/proc/sys/kernel/hostname", "w") as h:
+        h.write("sandbox")
+    s = _socket.socket(2, 2)
+    try:
+        ifr = fcntl.ioctl(s.fileno(), 0x8913, b"lo".ljust(40, b"\\0"))
+        fcntl.ioctl(s.fileno(), 0x8914, ifr[:16] + struct.pack("H", struct.unpack_from("H", ifr, 16)[0] | 1) + bytes(22))
+    except OSError:
+        pass
+    s.close()
+    if env.get("LISTEN") == "1":
+        listener = _socket.socket(2, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(511)
+        send({"cmd": "NODE_HANDLE", "type": "net.Server", "msg": {"id": id, "port": listener.getsockname()[1]}}, listener.fileno())
+        listener.close()
+    os.chdir(data)
+    os.chdir(env["LAYER_DIR"])
+    if env.get("IDMAPS"):
+        idmap_mounts(env["IDMAPS"], int(count))
+    overlay = f"lowerdir={env.get('LOWERS', '')}{image}:{node},upperdir={upper},workdir={work},volatile".encode()
+    n = 0
+    # volatile: the overlay never syncs its upper layer, so a stop does not wait on a sync of the data dir's whole
+    # filesystem (unmounting an overlay syncs its upper filesystem); the emulator's data goes with it anyway.
+    while libc.mount(b"overlay", root.encode(), b"overlay", 0, overlay) != 0:
+        n += 1
+        if n >= 100:
+            sys.exit("overlay mount failed: " + os.strerror(ctypes.get_errno()))
+        time.sleep(0.05)
+    os.chdir(data)
+    mount("overlay", f"{root}/usr", "overlay", 0, f"lowerdir={image_usr}:/usr")
+    for d in dirs:
+        mount(f"/{d}", f"{root}/{d}", None, MS_BIND | MS_REC)
+        read_only(f"{root}/{d}")
+    mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    dev = f"{root}/dev"
+    mount("sandbox-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, f"mode=755,size=64k,uid={base},gid={base}")
+    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+        open(f"{dev}/{name}", "w").close()
+        mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+    for name in ("pts", "shm", "mqueue"):
+        os.mkdir(f"{dev}/{name}")
+    mount("devpts", f"{dev}/pts", "devpts", 0, "newinstance,ptmxmode=0666,mode=0620")
+    mount("sandbox-shm", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size=64m,uid={base},gid={base}")
+    # POSIX message queues of the sandbox's own IPC namespace.
+    mount("sandbox-mqueue", f"{dev}/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for target, name in (("pts/ptmx", "ptmx"), ("/proc/self/fd", "fd"), ("/proc/self/fd/0", "stdin"),
+                         ("/proc/self/fd/1", "stdout"), ("/proc/self/fd/2", "stderr")):
+        os.symlink(target, f"{dev}/{name}")
+    # Drives (drives.ts): staged on the fresh /dev tmpfs before the pivot (no sandbox process runs yet and no path
+    # of the sandbox's own is followed), moved to their paths after it, so a link in the sandbox's files resolves
+    # inside the sandbox, never on the host.
+    drives = [line.split("\\t") for line in env.get("DRIVE_MOUNTS", "").split("\\n") if line]
+    if drives:
+        os.mkdir(f"{dev}/.drives")
+    for i, (src, dst, mode) in enumerate(drives):
+        os.mkdir(f"{dev}/.drives/{i}")
+        mount(src, f"{dev}/.drives/{i}", None, MS_BIND)
+    os.chdir(root)
+    check(libc.syscall(PIVOT_ROOT, b".", b"."), "pivot_root")
+    check(libc.umount2(b".", 2), "umount old root")
+    os.chdir("/")
+    for i, (src, dst, mode) in enumerate(drives):
+        os.makedirs(dst, exist_ok=True)
+        mount(f"/dev/.drives/{i}", dst, None, MS_MOVE)
+        if mode == "ro":
+            read_only(dst)
+        os.rmdir(f"/dev/.drives/{i}")
+    if drives:
+        os.rmdir("/dev/.drives")
+    fd = userns(f"0 {base} {count}\\n")
+    os.dup2(fd, 9)
+    os.close(fd)
+    send({"id": id, "ready": True})
+    os.closerange(3, 9)
+    os.closerange(10, 65536)
+    # PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
+    # stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
+    os.execve("/bin/sh", ["holder", "-c", "while :; do /bin/sleep infinity || :; done"], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+def outer(id, req):
+    os.setsid()
+    die_with_parent()
+    for procs in req["cgroups"]:
+        try:
+            with open(procs, "w") as h:
+                h.write(str(os.getpid()))
+        except OSError as e:
+            sys.exit(f"could not join {procs}: {e.strerror}")
+    try:
+        with open("/proc/self/oom_score_adj", "w") as h:
+            h.write("${SANDBOX_OOM_SCORE_ADJ}")
+    except OSError:
+        pass
+    check(libc.unshare(NAMESPACES), "unshare")
+    check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "private mounts")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            die_with_parent()
+            holder(id, req["args"], req["env"])
+        except SystemExit as e:
+            send({"id": id, "error": str(e.code)})
+        except BaseException as e:
+            send({"id": id, "error": f"{type(e).__name__}: {e}"})
+        os._exit(1)
+    send({"id": id, "pid": pid})
+    _, status = os.waitpid(pid, 0)
+    os._exit(os.waitstatus_to_exitcode(status) & 255)
+def start(req):
+    id = req["id"]
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(wake_r)
+        os.close(wake_w)
+        outer(id, req)
+    except SystemExit as e:
+        send({"id": id, "error": str(e.code)})
+    except BaseException as e:
+        send({"id": id, "error": f"{type(e).__name__}: {e}"})
+    os._exit(1)
+die_with_parent()
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+outers, pending = {}, b""
+while True:
+    ready = select.select([CHANNEL, wake_r], [], [])[0]
+    if wake_r in ready:
+        os.read(wake_r, 4096)
+    while outers:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        if pid in outers:
+            send({"id": outers.pop(pid), "exit": os.waitstatus_to_exitcode(status)})
+    if CHANNEL in ready:
+        chunk = os.read(CHANNEL, 65536)
+        if not chunk:
+            os._exit(0)
+        pending += chunk
+        *lines, pending = pending.split(b"\\n")
+        for line in lines:
+            req = json.loads(line)
+            if isinstance(req, dict) and "id" in req and "cmd" not in req:
+                pid = start(req)
+                outers[pid] = req["id"]
+                send({"id": req["id"], "outer": pid})
 `;

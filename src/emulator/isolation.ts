@@ -55,19 +55,17 @@
 // writable; shown owned by `nobody`, as host ids are unmapped), the few host /etc files the image copies
 // (image.ts ETC_FROM_HOST), and the public CA certificates the sandbox is given. Id ranges are unique
 // within one emulator only: two emulators on one host may (seldom) hand out the same range.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { lchown, mkdir, rm } from "node:fs/promises";
-import type { Server } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
 import type { HolderMount } from "./drives.js";
 import type { NamespaceListener } from "./egress-listener.js";
-import { HOLDER_SCRIPT } from "./holder-script.js";
+import type { HolderFactory, HolderStart } from "./holder-zygote.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
-import { type LayerStack, PYTHON, PYTHON_FLAGS } from "./layers.js";
+import type { LayerStack } from "./layers.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -150,7 +148,8 @@ export async function prepareLayers(dir: string, idBase: number, stack?: LayerSt
 export interface Holder {
   /** Host PID of the namespace's PID 1 (the target for nsenter). */
   pid: number;
-  child: ChildProcess;
+  /** The holder as its factory reports it (holder-zygote.ts): its outer process, and when it is gone. */
+  start: HolderStart;
   exited: Promise<void>;
   /** cgroup.procs files of the sandbox's limited groups (cgroups.ts), joined before entering; none without limits. */
   cgroupProcs: readonly string[];
@@ -181,37 +180,15 @@ export function inSandbox(holder: Holder, argv: string[]): [string, string[]] {
   return joinCgroups(holder.cgroupProcs, "nsenter", [...enterSandbox(holder), "--", ...argv]);
 }
 
-function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
-  let stderr = "";
-  child.stderr!.on("data", (d) => {
-    stderr += d;
-  });
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      if (out.includes("ready")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`sandbox namespace holder exited (${code}) before it was ready: ${stderr.trim()}`));
-    });
-  });
-}
-
+/**
+ * Starts a sandbox's holder through the factory: it joins `cgroupProcs` first, makes the namespaces, builds the
+ * root (holder-script.ts) and, with `listen`, binds the session's egress listener in the new network namespace.
+ */
 export async function startHolder(
+  factory: HolderFactory,
   dir: string,
   dataDir: string,
   image: SandboxImage,
-  track: (c: ChildProcess) => void,
   timeoutMs = HOLDER_READY_TIMEOUT_MS,
   /** The sandbox's limited groups (cgroups.ts): the holder joins them before it runs anything. */
   cgroupProcs: readonly string[] = [],
@@ -219,97 +196,53 @@ export async function startHolder(
   mounts: readonly HolderMount[] = [],
   /** The frozen layers under the sandbox's upper layer (layers.ts stackPlan); none for a fresh sandbox. */
   stack: LayerStack = { lowers: [], idmaps: [] },
-  /** Bind the session's egress listener in the new network namespace and hand it over (holder-script.ts). */
+  /** Bind the session's egress listener in the new network namespace and hand it over. */
   listen = false,
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
   const fromLayers = (p: string) => path.relative(l.layers, p);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
-  // setpriv's parent-death signal reaches unshare when the emulator dies; unshare's --kill-child then
-  // takes PID 1, and with it the whole PID namespace. The join prefix runs first, so by the time unshare
-  // makes the cgroup namespace this process is in the session's groups: they become the namespace's `/`.
-  const [command, args] = joinCgroups(cgroupProcs, "setpriv", [
-    "--pdeathsig",
-    "KILL",
-    "--",
-    "unshare",
-    "--mount",
-    "--pid",
-    "--net",
-    "--ipc",
-    "--uts",
-    "--cgroup",
-    "--fork",
-    "--kill-child=SIGKILL",
-    "--propagation",
-    "private",
-    "--",
-    PYTHON,
-    ...PYTHON_FLAGS,
-    "-c",
-    HOLDER_SCRIPT,
-    dataDir,
-    l.root,
-    fromLayers(l.upper),
-    fromLayers(l.work),
-    fromLayers(image.root),
-    path.relative(dataDir, image.usr),
-    String(image.idBase),
-    String(SANDBOX_ID_COUNT),
-    fromLayers(image.node),
-    ...systemDirs,
-  ]);
-  const child = spawn(
-    command,
-    args,
-    // Detached: the holder and everything it runs before the pivot lead a process group of their own, so a stop
-    // reaches them all even if unshare dies before its child set its parent-death signal.
-    {
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-      env: {
-        PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
-        DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
-        LAYER_DIR: path.relative(dataDir, l.layers),
-        LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
-        IDMAPS: stack.idmaps.join("\n"),
-        LISTEN: listen ? "1" : "0",
-      },
-      detached: true,
+  const start = factory.start({
+    args: [
+      dataDir,
+      l.root,
+      fromLayers(l.upper),
+      fromLayers(l.work),
+      fromLayers(image.root),
+      path.relative(dataDir, image.usr),
+      String(image.idBase),
+      String(SANDBOX_ID_COUNT),
+      fromLayers(image.node),
+      ...systemDirs,
+    ],
+    env: {
+      DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
+      LAYER_DIR: path.relative(dataDir, l.layers),
+      LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
+      IDMAPS: stack.idmaps.join("\n"),
+      LISTEN: listen ? "1" : "0",
     },
-  );
-  track(child);
-  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const partial = { pid: 0, child, exited, cgroupProcs };
-  // Asked for before the holder can send it: a message with no listener yet is queued, never lost.
-  const handed = listen ? receiveListener(child) : undefined;
-  handed?.catch(() => undefined);
+    cgroups: cgroupProcs,
+  });
+  const partial = { pid: 0, start, exited: start.exited, cgroupProcs };
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
+  });
   try {
-    const [, listener] = await Promise.all([waitReady(child, timeoutMs), handed]);
-    const pidText = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/)[0];
-    const pid = Number(pidText);
+    const { pid, listener } = await Promise.race([start.ready, late]);
     if (!pid) throw new Error("could not find the sandbox namespace's init process");
     // Never hand out a holder whose root is still the host's: commands would run on the host.
     if (statSync(`/proc/${pid}/root/`).dev === statSync("/").dev) {
       throw new Error("the sandbox namespace did not enter its own root");
     }
-    return { pid, child, exited, cgroupProcs, listener };
+    return { pid, start, exited: start.exited, cgroupProcs, listener };
   } catch (error) {
     await stopHolder(partial);
-    (await handed?.catch(() => undefined))?.server.close();
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
-}
-
-/** The listening socket the holder sends over its IPC channel (a net.Server handle), with its port. */
-function receiveListener(child: ChildProcess): Promise<NamespaceListener> {
-  return new Promise((resolve, reject) => {
-    child.once("message", (message: { port?: number }, handle) => {
-      const server = handle as Server | undefined;
-      if (!server || !message?.port) return reject(new Error("the holder sent no egress listener"));
-      resolve({ server, port: message.port });
-    });
-    child.once("exit", (code) => reject(new Error(`the holder exited (${code}) before it sent the egress listener`)));
-  });
 }
 
 function isRealDirectory(p: string): boolean {
@@ -320,14 +253,17 @@ function isRealDirectory(p: string): boolean {
   }
 }
 
-export async function stopHolder(holder: Holder): Promise<void> {
-  const group = holder.child.pid ? -holder.child.pid : 0;
-  for (const pid of [group, holder.pid, holder.child.pid]) {
-    try {
-      if (pid) process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
+/** Kills the holder's process group (its outer process, the holder, what ran before the pivot) and waits for its end. */
+export async function stopHolder(holder: Pick<Holder, "pid" | "start">): Promise<void> {
+  const outer = await holder.start.outer;
+  if (!holder.start.isGone()) {
+    for (const pid of [outer ? -outer : 0, holder.pid, outer]) {
+      try {
+        if (pid) process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
     }
   }
-  await holder.exited;
+  await holder.start.exited;
 }

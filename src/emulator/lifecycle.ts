@@ -10,6 +10,7 @@ import { SandboxCgroups } from "./cgroups.js";
 import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { InterceptCertificates } from "./egress-certs.js";
+import { HolderFactory } from "./holder-zygote.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
@@ -33,6 +34,7 @@ export class Lifecycle {
     private readonly nodeBinDir?: string,
   ) {
     this.routes = new RouteServer(registry, dataDir, track);
+    this.holders = new HolderFactory(track);
     this.interceptCertificates = new InterceptCertificates(dataDir, () => this.routes.ca());
   }
 
@@ -49,6 +51,8 @@ export class Lifecycle {
   private readonly images = new Map<number, Promise<SandboxImage>>();
   /** Serves exposed ports at their `*.vercel.run` names (route-server.ts). */
   readonly routes: RouteServer;
+  /** Forks every session's holder (holder-zygote.ts). */
+  private readonly holders: HolderFactory;
 
   /** The image of a range, built on first boot; a failed build is retried by the next boot. */
   private sandboxImage(idBase: number): Promise<SandboxImage> {
@@ -150,10 +154,10 @@ export class Lifecycle {
       await prepareLayers(sandbox.dir, sandbox.idBase, stack);
       const limits = this.cgroups.create(session.id, session.vcpus);
       session.holder = await startHolder(
+        this.holders,
         sandbox.dir,
         this.dataDir,
         image,
-        this.track,
         HOLDER_READY_TIMEOUT_MS,
         limits,
         mounts,

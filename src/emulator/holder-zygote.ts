@@ -1,0 +1,132 @@
+// The emulator's side of the holders' factory (holder-script.ts): one Python process, started on the first
+// boot and again after it ends, that forks every sandbox's holder on request. Messages from the factory are
+// routed to the boot they answer by id.
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Server } from "node:net";
+import type { NamespaceListener } from "./egress-listener.js";
+import { HOLDER_SCRIPT } from "./holder-script.js";
+import { newId } from "./ids.js";
+import { PYTHON, PYTHON_FLAGS } from "./layers.js";
+
+/** What one holder is started with: its argv (holder-script.ts `holder`), environment and groups to join. */
+export interface HolderRequest {
+  args: string[];
+  env: Record<string, string>;
+  cgroups: readonly string[];
+}
+
+/** One holder as the factory reports it. */
+export interface HolderStart {
+  /** The host pid of its outer process (a process group's leader), or undefined once the factory is gone. */
+  outer: Promise<number | undefined>;
+  /** Its host pid (PID 1 of its namespaces) and egress listener, once its root is built. */
+  ready: Promise<{ pid: number; listener?: NamespaceListener }>;
+  /** Resolves once the outer process is gone (and with it the holder and every process of the sandbox). */
+  exited: Promise<void>;
+  /** True once `exited` resolved: its pids may belong to other processes by now. */
+  isGone(): boolean;
+}
+
+interface Tracked {
+  outer: (pid: number | undefined) => void;
+  /** Whether the holder was asked to bind an egress listener (its handle may arrive after `ready`). */
+  listen: boolean;
+  readySeen?: boolean;
+  pid?: number;
+  listener?: NamespaceListener;
+  ready: (value: { pid: number; listener?: NamespaceListener }) => void;
+  fail: (error: Error) => void;
+  exited: () => void;
+}
+
+interface FactoryMessage {
+  id?: string;
+  outer?: number;
+  pid?: number;
+  port?: number;
+  ready?: boolean;
+  error?: string;
+  exit?: number;
+}
+
+export class HolderFactory {
+  private child?: ChildProcess;
+  private stderr = "";
+  private readonly pending = new Map<string, Tracked>();
+
+  constructor(private readonly track: (c: ChildProcess) => void) {}
+
+  start(request: HolderRequest): HolderStart {
+    const id = newId("holder");
+    let gone = false;
+    let tracked!: Tracked;
+    const outer = new Promise<number | undefined>((resolve) => {
+      tracked = { outer: resolve, listen: request.env.LISTEN === "1" } as Tracked;
+    });
+    const ready = new Promise<{ pid: number; listener?: NamespaceListener }>((resolve, reject) => {
+      tracked.ready = resolve;
+      tracked.fail = reject;
+    });
+    ready.catch(() => undefined);
+    const exited = new Promise<void>((resolve) => {
+      tracked.exited = () => {
+        gone = true;
+        this.pending.delete(id);
+        tracked.outer(undefined);
+        tracked.fail(new Error(`sandbox namespace holder exited before it was ready`));
+        tracked.listener?.server.close();
+        resolve();
+      };
+    });
+    this.pending.set(id, tracked);
+    const child = this.factory();
+    child.send({ id, ...request }, (error: Error | null) => {
+      if (error) tracked.exited();
+    });
+    return { outer, ready, exited, isGone: () => gone };
+  }
+
+  private factory(): ChildProcess {
+    if (this.child) return this.child;
+    const child = spawn(PYTHON, [...PYTHON_FLAGS, "-c", HOLDER_SCRIPT], {
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+      // Its own process group: a signal to the emulator's group never reaches the factory or its holders.
+      detached: true,
+    });
+    this.child = child;
+    this.track(child);
+    this.stderr = "";
+    child.stderr!.on("data", (d) => {
+      this.stderr = (this.stderr + d).slice(-4096);
+    });
+    child.on("message", (message: FactoryMessage, handle?: Server) => this.receive(message, handle));
+    child.on("error", () => undefined);
+    child.once("exit", () => {
+      if (this.child === child) this.child = undefined;
+      // Every holder dies with the factory (parent-death signals): each boot waiting on it ends now.
+      for (const tracked of [...this.pending.values()]) {
+        tracked.fail(new Error(`the holder factory exited: ${this.stderr.trim()}`));
+        tracked.exited();
+      }
+    });
+    return child;
+  }
+
+  private receive(message: FactoryMessage, handle?: Server): void {
+    const tracked = message?.id ? this.pending.get(message.id) : undefined;
+    if (!tracked) {
+      handle?.close();
+      return;
+    }
+    if (handle) tracked.listener = { server: handle, port: message.port! };
+    if (message.outer !== undefined) tracked.outer(message.outer);
+    if (message.pid !== undefined) tracked.pid = message.pid;
+    if (message.ready) tracked.readySeen = true;
+    if (tracked.readySeen && (tracked.listener || !tracked.listen)) {
+      tracked.ready({ pid: tracked.pid!, listener: tracked.listener });
+    }
+    if (message.error !== undefined) tracked.fail(new Error(message.error));
+    if (message.exit !== undefined) tracked.exited();
+  }
+}
