@@ -4,7 +4,8 @@
 // joins it before it builds the sandbox, and every process that enters the sandbox joins it before it
 // execs nsenter (isolation.ts `inSandbox`), so the kernel enforces the limits inside that sandbox only.
 // Where the machine offers no usable cgroups the emulator warns once, at start, and runs without limits.
-// The groups are removed when their session stops, and the parent with the last of them; a cleaner
+// The groups are removed when their session stops; the parent stays for the next session (making it and its
+// cleaner again per boot cost a process start on the event loop) and goes when the emulator closes; a cleaner
 // (cgroup-cleaner.ts) removes them if the emulator is killed first.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
@@ -146,8 +147,8 @@ export class SandboxCgroups {
   create(id: string, vcpus: number): string[] {
     const { layout } = this;
     if (layout.kind === "none") return [];
-    // The parent is made with the first session (and again after the last one's removal took it).
-    if (this.live.size === 0) this.makeParents();
+    // The parent is made with the first session (and again after a close took it).
+    if (!this.cleaner) this.makeParents();
     this.watch();
     const dirs = this.sessionDirs(id);
     this.live.set(
@@ -187,12 +188,13 @@ export class SandboxCgroups {
       if (attempt >= 5) for (const dir of left) killMembers(dir);
       await new Promise((r) => setTimeout(r, 50));
     }
-    await this.forget(id);
+    this.live.delete(id);
   }
 
-  private async forget(id: string): Promise<void> {
-    this.live.delete(id);
-    if (this.live.size > 0) return;
+  /** Removes the parent (the emulator's close, after its sessions stopped); a later session makes it again. */
+  async close(): Promise<void> {
+    await Promise.all([...this.live.keys()].map((id) => this.remove(id)));
+    if (!this.cleaner) return;
     this.removeParents();
     const cleaner = this.cleaner;
     this.cleaner = undefined;

@@ -157,6 +157,7 @@ async function serve(
       server.closeAllConnections();
       interactive.close();
       await Promise.all([...registry.sessions.values()].map((s) => lifecycle.stop(s)));
+      await lifecycle.close();
       for (const child of children) child.kill("SIGKILL");
       await Promise.all(
         [...children].map(

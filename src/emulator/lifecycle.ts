@@ -188,6 +188,11 @@ export class Lifecycle {
     return session;
   }
 
+  /** After every session stopped (the emulator's close): the emulator's cgroup parent goes. */
+  close(): Promise<void> {
+    return this.cgroups.close();
+  }
+
   /** Resumes a sandbox: the running session if any, else a new one from its own layer. */
   async resume(sandbox: SandboxRecord): Promise<{ session: SessionRecord; resumed: boolean }> {
     if (sandbox.booting) return { session: await sandbox.booting, resumed: true };

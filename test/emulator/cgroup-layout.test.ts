@@ -241,9 +241,12 @@ describe("an emulator's sandbox groups", () => {
     } finally {
       await cgroups.remove("sbx_spec");
     }
-    // The session's group and the emulator's parent go with the last session.
+    // The session's group goes with its session; the emulator's parent stays for the next one, until close.
     const groups = procs.map((p) => path.dirname(p));
     const parents = groups.map((g) => path.dirname(g));
-    expect([...groups, ...parents].filter((d) => existsSync(d))).toEqual([]);
+    expect(groups.filter((d) => existsSync(d))).toEqual([]);
+    expect(parents.filter((d) => existsSync(d))).toEqual(parents);
+    await cgroups.close();
+    expect(parents.filter((d) => existsSync(d))).toEqual([]);
   });
 });
