@@ -87,6 +87,26 @@ export async function workerSteps(vm1: Sandbox): Promise<string[]> {
     .map((line) => line.replace(/^vercel-sandbox (vsb_[0-9a-f]{6})[0-9a-f]*/, "$1…").slice(0, 120));
 }
 
+/**
+ * The runtime archives core built on VM1 for node bootstrap (one per gateway process, lazily at its first dispatch:
+ * `$TMPDIR/openclaw-node-runtime-*`): when each began (its directory's birth) and was done (the archive's mtime),
+ * epoch ms, oldest first. Empty when the box keeps no birth times.
+ */
+export async function runtimeArchives(vm1: Sandbox): Promise<Array<{ startedMs: number; doneMs: number }>> {
+  const out = await sh(
+    vm1,
+    "list core's runtime archives",
+    `for d in ${ROOT}/tmp/openclaw-node-runtime-*; do [ -f "$d/node-runtime.tgz" ] && stat -c '%W' "$d" && stat -c '%Y' "$d/node-runtime.tgz"; done; true`,
+  );
+  const numbers = out.split("\n").filter(Boolean).map(Number);
+  const found: Array<{ startedMs: number; doneMs: number }> = [];
+  for (let i = 0; i + 1 < numbers.length; i += 2) {
+    const [born, done] = [numbers[i]!, numbers[i + 1]!];
+    if (born > 0 && done >= born) found.push({ startedMs: born * 1000, doneMs: done * 1000 });
+  }
+  return found.sort((a, b) => a.startedMs - b.startedMs);
+}
+
 // Reads the secrets from its environment and walks the gateway's tree (not node_modules): argv holds no secret.
 export const SECRET_SCAN = `
 const fs = require("node:fs"), path = require("node:path");

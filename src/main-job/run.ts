@@ -16,6 +16,7 @@ import {
   gatewayInstance,
   proofCommand,
   proofsOn,
+  runtimeArchives,
   secretsOnDisk,
   type Vm1OnDisk,
   vm1OnDisk,
@@ -191,6 +192,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       const [a, b] = [randomInt(10_000, 100_000), randomInt(10_000, 100_000)];
       const before = creates();
       const prompt = `run: ${proofCommand(proof, a, b)}`;
+      const sentAtMs = Date.now();
       const reply = await host.message(prompt);
       const outcome = await locateProof(
         reply,
@@ -204,6 +206,12 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
         reply.placeMs > 0 && `placing the session on VM2 ${seconds(reply.placeMs)}`,
       ];
       if (parts.some(Boolean)) progress.note(`of which ${parts.filter(Boolean).join(", ")}`);
+      // A gateway process builds core's node runtime archive at its first dispatch (a woken one again).
+      for (const archive of (await runtimeArchives(await host.vm1())).filter((x) => x.startedMs >= sentAtMs - 1000)) {
+        progress.note(
+          `core built the node runtime archive for this gateway process in ${seconds(archive.doneMs - archive.startedMs)}, from ${seconds(Math.max(0, archive.startedMs - sentAtMs))} after the message was handed over`,
+        );
+      }
       progress.note(
         `${proof} found on ${outcome.ranOn ?? "no worker"}${outcome.onVm1 ? " AND on VM1" : ""}; sandboxes created: ${outcome.sandboxesCreated}`,
       );
