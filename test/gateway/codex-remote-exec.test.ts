@@ -24,6 +24,8 @@ let server: ResponsesServer | undefined;
 let token = "";
 let repo = "";
 /** The one-time enrollment secrets read from VM2's enrollment program while the dispatch ran. */
+/** Set once the first case placed the session on VM2: the later cases stand on that placement. */
+let placedOnVm2 = false;
 let enrollmentSecrets: Partial<Record<"OPENCLAW_VSB_SETUP_CODE" | "OPENCLAW_VSB_BOOTSTRAP_TOKEN", string>> = {};
 
 function scripted(): ResponsesServer {
@@ -120,6 +122,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
     timings.dispatchMs = Math.round(performance.now() - dispatching);
     process.stderr.write(`[codex remote-exec] placement ${gw.redact(JSON.stringify(placed.placement))}\n`);
     expect((await worker.sandboxes()).map((b) => b.status)).toEqual(["running"]);
+    placedOnVm2 = true;
     // A file only VM2 holds: its nonce is in no prompt, so only a command run there can return it.
     await (await vm2()).writeFiles([{ path: "/tmp/codex-proof", content: Buffer.from(`${nonce}\n`) }]);
     const started = performance.now();
@@ -159,6 +162,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   });
 
   it("a command's stdout and stderr stream back in order while it still runs", { timeout: 900_000 }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const release = `release-${randomBytes(6).toString("hex")}`;
     const from = scripted().requests().length;
     const outputs = () =>
@@ -213,6 +217,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   });
 
   it("an interrupt (chat.abort) ends the command's process group on VM2", { timeout: 900_000 }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const tag = `abort-${randomBytes(6).toString("hex")}`;
     const runId = await send(lingering(tag), "allow-once");
     const pids = await pidsOf(vm2, tag);
@@ -223,6 +228,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   });
 
   it("no model key, gateway token or setup code is anywhere on VM2's disk", { timeout: 600_000 }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const setupCode = enrollmentSecrets.OPENCLAW_VSB_SETUP_CODE ?? "";
     const nodeBootstrapToken = enrollmentSecrets.OPENCLAW_VSB_BOOTSTRAP_TOKEN ?? "";
     // The code read from the enrollment program is core's setup code: base64url JSON carrying a bootstrap token.
@@ -248,6 +254,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   it("a node disconnect ends the attempt and its remote processes; the next attempt is fresh", {
     timeout: 1_200_000,
   }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const tag = `disconnect-${randomBytes(6).toString("hex")}`;
     const created = sandboxCreates();
     const requested = approvals().requested();
