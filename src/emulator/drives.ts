@@ -16,6 +16,7 @@ import { assertProject } from "./auth.js";
 import type { Ctx } from "./context.js";
 import { badRequest, field, HttpError, readJson, sendJson } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
+import type { HolderMount } from "./isolation.js";
 import { shiftOwners } from "./owner-shift.js";
 import { paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
 
@@ -23,13 +24,6 @@ const run = promisify(execFile);
 
 export type MountMode = "read-write" | "snapshot";
 export type Mounts = Record<string, { drive: string; mode: MountMode }>;
-
-/** A bind mount the holder makes: `source` relative to the data dir, `target` inside the sandbox. */
-export interface HolderMount {
-  source: string;
-  target: string;
-  readOnly: boolean;
-}
 
 export interface DriveRecord {
   id: string;

@@ -60,7 +60,6 @@ import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
-import type { HolderMount } from "./drives.js";
 import type { NamespaceListener } from "./egress-listener.js";
 import type { HolderFactory, HolderStart } from "./holder-zygote.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
@@ -143,6 +142,13 @@ export async function prepareLayers(dir: string, idBase: number, stack?: LayerSt
   const points = (stack?.idmaps ?? []).map((line) => path.join(l.layers, line.split("\t")[1]!));
   await Promise.all([l.upper, l.work, l.root, l.layers, ...points].map((d) => mkdir(d, { recursive: true })));
   await lchown(l.upper, idBase, idBase);
+}
+
+/** A bind mount the holder makes (drives.ts): `source` relative to the data dir, `target` inside the sandbox. */
+export interface HolderMount {
+  source: string;
+  target: string;
+  readOnly: boolean;
 }
 
 export interface Holder {
