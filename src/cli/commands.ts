@@ -94,14 +94,14 @@ async function images(): Promise<Output<unknown>> {
 }
 
 /** Progress goes to stderr, so `--json` keeps stdout one document; Ctrl-C aborts the build, which still cleans up. */
-async function warm(context: CommandContext, options: Options & { profile?: string }): Promise<Output<unknown>> {
+async function warm(context: CommandContext, options: Options & { workerProfile?: string }): Promise<Output<unknown>> {
   const stateDir = resolveStateDir(process.env);
   const abort = new AbortController();
   const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C); the builder sandbox was deleted"));
   process.once("SIGINT", interrupt);
   try {
     const report = await warmBaseImage({
-      ...(options.profile !== undefined ? { profileId: options.profile } : {}),
+      ...(options.workerProfile !== undefined ? { profileId: options.workerProfile } : {}),
       config: context.config,
       pluginScope: context.scopeOf(stateDir),
       stateDir,
@@ -157,9 +157,10 @@ export function addCommands(program: Program, context: CommandContext): void {
   imagesCommand
     .command("warm")
     .description("Build the base runtime image of a profile ahead of the first dispatch")
-    .option("--profile <id>", "The cloudWorkers profile (default: the only vercel-sandbox one)")
+    // Not `--profile`: OpenClaw's root option of that name selects a state dir and never reaches a plugin command.
+    .option("--worker-profile <id>", "The cloudWorkers profile (default: the only vercel-sandbox one)")
     .option("--json", "Print JSON")
-    .action((options: Options & { profile?: string }) => run(options, () => warm(context, options)));
+    .action((options: Options & { workerProfile?: string }) => run(options, () => warm(context, options)));
   withGateway(root.command("gc").description("Remove sandboxes of ours that no lease owns (only with proof)"))
     .option("--dry-run", "Report what would be removed; remove nothing")
     .option("--json", "Print JSON")

@@ -1,4 +1,5 @@
-// `openclaw vercel-sandbox images warm [--profile id]`: builds the base runtime image of a profile (its
+// `openclaw vercel-sandbox images warm [--worker-profile id]` (not `--profile`: OpenClaw's root option of that
+// name selects a state dir and never reaches a plugin command): builds the base runtime image of a profile (its
 // runtime digest and sandbox shape, src/preparation/key.ts) ahead of the first dispatch, so that a new
 // project's first worker starts from it and installs no runtime. It runs the cold provision's own base step
 // (preparation/base.ts: runtime install, measurement, scrub, capture, record) on a builder sandbox of its own:
@@ -37,7 +38,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export type RuntimeSource = (profileId: string, signal: AbortSignal) => Promise<NodeRuntimePreparation>;
 
 export interface WarmInput {
-  /** `--profile`; without it the one vercel-sandbox profile of the config. */
+  /** `--worker-profile`; without it the one vercel-sandbox profile of the config. */
   profileId?: string;
   /** The gateway's config (`cloudWorkers.profiles`). */
   config: unknown;
@@ -72,7 +73,7 @@ export function chooseProfile(profiles: readonly ProfileEntry[], profileId: stri
   if (profileId !== undefined && !entry) {
     throw new CliError(
       `no cloudWorkers profile "${profileId}" uses provider vercel-sandbox`,
-      `Name one of this provider's profiles (${ids}) with --profile`,
+      `Name one of this provider's profiles (${ids}) with --worker-profile`,
     );
   }
   if (profileId === undefined && profiles.length !== 1) {
@@ -80,7 +81,7 @@ export function chooseProfile(profiles: readonly ProfileEntry[], profileId: stri
       profiles.length === 0
         ? "no cloudWorkers profile uses provider vercel-sandbox"
         : `${profiles.length} cloudWorkers profiles use provider vercel-sandbox`,
-      profiles.length === 0 ? "Add one, then run images warm again" : `Name one with --profile (${ids})`,
+      profiles.length === 0 ? "Add one, then run images warm again" : `Name one with --worker-profile (${ids})`,
     );
   }
   const chosen = (entry ?? profiles[0]) as ProfileEntry;

@@ -25,10 +25,10 @@ describe("images warm: the profile", () => {
     );
   });
 
-  it("none, or several without --profile, is refused", () => {
+  it("none, or several without --worker-profile, is refused", () => {
     expect(() => chooseProfile(of({}), undefined)).toThrow(/no cloudWorkers profile uses provider vercel-sandbox/);
     expect(() => chooseProfile(of({ a: profile(VALID), b: profile(VALID) }), undefined)).toThrow(
-      expect.objectContaining({ remedy: "Name one with --profile (a, b)" }),
+      expect.objectContaining({ remedy: "Name one with --worker-profile (a, b)" }),
     );
   });
 

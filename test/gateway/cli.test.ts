@@ -109,6 +109,20 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       expect(own.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, "m"));
   });
 
+  it("images warm is registered: an unknown profile is refused by name; the CLI alone has no runtime and says so", {
+    timeout: 240_000,
+  }, async () => {
+    const unknown = await vsb(["images", "warm", "--worker-profile", "nope"]);
+    expect(unknown.code, gw().describeFailure("images warm", unknown)).toBe(1);
+    expect(unknown.stderr).toMatch(/no cloudWorkers profile "nope" uses provider vercel-sandbox/);
+    const known = await vsb(["images", "warm", "--worker-profile", PROFILE, "--json"]);
+    expect(known.code, gw().describeFailure("images warm", known)).toBe(1);
+    expect(parseCliJson<{ error: { message: string } }>(known.stdout)?.error.message).toMatch(
+      /node runtime to its provider only inside a provision/,
+    );
+    expect(await sandboxNames()).toEqual([]);
+  });
+
   describe("with the gateway running", () => {
     beforeAll(async () => {
       const target = emulator();
