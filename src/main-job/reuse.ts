@@ -1,24 +1,35 @@
-// What a rerun of the main job may reuse (issue 21), as pure data: VM1's image (a snapshot of a sandbox with the
-// pinned gateway installed and this checkout's packed plugin installed the way a user installs it, captured
-// before any gateway ran, so before any token existed on it) is keyed by the digest of everything that went
-// into it. A rerun whose key matches reuses the image; any changed input builds a new one and the plan names the
-// inputs that changed; `--fresh` builds regardless.
+// What a rerun of the main job may reuse (issue 21), as pure data. VM1's image is two layers, each keyed by the
+// digest of everything that went into it: the gateway layer (the pinned gateway installed from the registry, on
+// this runtime and Node) and, on top of it, the plugin layer (the base config and this checkout's packed plugin
+// installed the way a user installs it), both captured in builder sandboxes before any gateway ran, so before any
+// token existed. A rerun whose key matches reuses a layer; a changed input rebuilds that layer and the ones above
+// it (the plugin layer's inputs name the gateway layer's key), and the plan names the inputs that changed;
+// `--fresh` builds regardless.
 import { createHash } from "node:crypto";
 
-/** Bump when how VM1's image is built changes (vm1.ts's install steps, the base config), so older images are not reused. */
-export const VM1_IMAGE_FORMAT = 1;
+/** Bump when how VM1's image is built changes (vm1.ts's install steps), so older images are not reused. */
+export const VM1_IMAGE_FORMAT = 2;
 
-/** Everything VM1's image is made of; each is a digest or a version, never a secret. */
-export interface Vm1ImageInputs {
+/** What an image layer is made of: digests and versions, never a secret. */
+export type ImageInputs = Record<string, string | number>;
+
+/** The gateway layer's inputs. */
+export interface GatewayImageInputs extends ImageInputs {
   format: number;
   /** The pinned gateway (`openclaw@<version>` from the registry). */
   openclaw: string;
-  /** sha256 of the packed plugin (`npm pack` of this checkout's build: byte-identical for unchanged sources). */
-  plugin: string;
   /** The sandbox runtime VM1 runs on. */
   runtime: string;
   /** The Node the emulator puts first on the sandbox PATH (this process's). */
   node: string;
+}
+
+/** The plugin layer's inputs. */
+export interface PluginImageInputs extends ImageInputs {
+  /** The key of the gateway layer it is built on. */
+  gateway: string;
+  /** sha256 of the packed plugin (`npm pack` of this checkout's build: byte-identical for unchanged sources). */
+  plugin: string;
   /** sha256 of the config written before the plugin install, its per-run origin left out. */
   baseConfig: string;
 }
@@ -26,7 +37,7 @@ export interface Vm1ImageInputs {
 export interface CachedImage {
   key: string;
   snapshotId: string;
-  inputs: Vm1ImageInputs;
+  inputs: ImageInputs;
   builtAt: string;
 }
 
@@ -40,39 +51,41 @@ export interface CachedBase {
 /** The cache's record: `<cache dir>/images.json`. */
 export interface ReuseRecord {
   format: 1;
+  /** VM1's gateway layer. */
+  gateway?: CachedImage;
+  /** VM1's plugin layer, on the gateway layer: what VM1 is created from. */
   vm1?: CachedImage;
   /** The API front VM1 called (its URL is part of the base images' profile key). */
   front?: { address: string; port: number };
   base?: CachedBase[];
 }
 
-export type Vm1Plan = { reuse: CachedImage } | { build: true; key: string; why: string };
+export type ImagePlan = { reuse: CachedImage } | { build: true; key: string; why: string };
 
 export const sha256 = (value: string | Buffer) => createHash("sha256").update(value).digest("hex");
 
-export function vm1ImageKey(inputs: Vm1ImageInputs): string {
+export function imageKey(inputs: ImageInputs): string {
   const ordered = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)));
   return sha256(JSON.stringify(ordered));
 }
 
 /** The inputs whose value differs between two builds, by name. */
-export function changedInputs(before: Vm1ImageInputs, now: Vm1ImageInputs): string[] {
-  const names = new Set([...Object.keys(before), ...Object.keys(now)]) as Set<keyof Vm1ImageInputs>;
+export function changedInputs(before: ImageInputs, now: ImageInputs): string[] {
+  const names = new Set([...Object.keys(before), ...Object.keys(now)]);
   return [...names].filter((name) => before[name] !== now[name]).sort();
 }
 
 /**
- * Reuse VM1's image when the record holds one of this key that the emulator still has (`available`: the ids it
- * restored); otherwise build, saying why.
+ * Reuse a layer when the record holds one of this key that the emulator still has (`available`: the ids it
+ * restored); otherwise build it, saying why.
  */
-export function planVm1(
-  record: ReuseRecord | undefined,
-  inputs: Vm1ImageInputs,
+export function planImage(
+  cached: CachedImage | undefined,
+  inputs: ImageInputs,
   options: { fresh: boolean; available: readonly string[] },
-): Vm1Plan {
-  const key = vm1ImageKey(inputs);
+): ImagePlan {
+  const key = imageKey(inputs);
   if (options.fresh) return { build: true, key, why: "--fresh" };
-  const cached = record?.vm1;
   if (!cached) return { build: true, key, why: "nothing cached" };
   if (cached.key !== key) {
     return { build: true, key, why: `changed: ${changedInputs(cached.inputs, inputs).join(", ") || "format"}` };
@@ -86,7 +99,8 @@ export function planVm1(
 /** The snapshot ids the record asks the emulator to keep (none with --fresh: the cache is discarded). */
 export function keptSnapshots(record: ReuseRecord | undefined, fresh: boolean): string[] {
   if (fresh || !record) return [];
-  return [...(record.vm1 ? [record.vm1.snapshotId] : []), ...(record.base ?? []).map((b) => b.snapshotId)];
+  const layers = [record.gateway, record.vm1].flatMap((image) => (image ? [image.snapshotId] : []));
+  return [...layers, ...(record.base ?? []).map((b) => b.snapshotId)];
 }
 
 /** Reads a record's JSON; anything not of this shape counts as no record (the cache is rebuilt). */
@@ -95,13 +109,13 @@ export function parseRecord(text: string | undefined): ReuseRecord | undefined {
   try {
     const raw = JSON.parse(text) as ReuseRecord;
     if (raw?.format !== 1) return undefined;
-    const vm1 = raw.vm1;
-    const ok =
-      vm1 === undefined ||
-      (typeof vm1.key === "string" &&
-        /^snap_[A-Za-z0-9]+$/.test(vm1.snapshotId) &&
-        typeof vm1.inputs === "object" &&
-        vm1.inputs !== null);
+    const isImage = (image: CachedImage | undefined) =>
+      image === undefined ||
+      (typeof image.key === "string" &&
+        /^snap_[A-Za-z0-9]+$/.test(image.snapshotId) &&
+        typeof image.inputs === "object" &&
+        image.inputs !== null);
+    const ok = isImage(raw.gateway) && isImage(raw.vm1);
     const base = raw.base;
     const baseOk =
       base === undefined ||
@@ -119,11 +133,11 @@ export function parseRecord(text: string | undefined): ReuseRecord | undefined {
   }
 }
 
-/** The summary's line for VM1's image. */
-export function reuseLine(plan: Vm1Plan, capturedId?: string): string {
+/** The summary's line for one of VM1's image layers. */
+export function reuseLine(layer: string, plan: ImagePlan, capturedId?: string): string {
   if ("reuse" in plan) {
-    return `  reused: VM1's image ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)}, built ${plan.reuse.builtAt})`;
+    return `  reused: ${layer} ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)}, built ${plan.reuse.builtAt})`;
   }
   const kept = capturedId ? `; captured as ${capturedId} for the next run` : "";
-  return `  built: VM1's image (key ${plan.key.slice(0, 12)}; ${plan.why})${kept}`;
+  return `  built: ${layer} (key ${plan.key.slice(0, 12)}; ${plan.why})${kept}`;
 }

@@ -27,7 +27,7 @@ import { type LiveLine, plainLines, watchPhases } from "./live.js";
 import { packPlugin } from "./package.js";
 import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type Summary, seconds, summaryLines } from "./report.js";
-import { type CachedBase, keptSnapshots, planVm1, type ReuseRecord, reuseLine, type Vm1Plan } from "./reuse.js";
+import { type CachedBase, type ImagePlan, keptSnapshots, planImage, type ReuseRecord, reuseLine } from "./reuse.js";
 import {
   addScheduledJob,
   cronRuns,
@@ -49,7 +49,14 @@ import {
   WAKE_LEAD,
 } from "./topology.js";
 import * as vm1 from "./vm1.js";
-import { buildVm1Image, VM1_LOG_FILE, VM1_RUNTIME, vm1ImageInputs } from "./vm1-image.js";
+import {
+  buildGatewayImage,
+  buildPluginImage,
+  gatewayImageInputs,
+  pluginImageInputs,
+  VM1_LOG_FILE,
+  VM1_RUNTIME,
+} from "./vm1-image.js";
 
 export interface MainJobOptions {
   log?: Log;
@@ -164,7 +171,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     // What the next run finds in the cache: this run's VM1 image, API front and base images (saved as they are made).
     const next: ReuseRecord = { format: 1, front: frontOf(services.front.url) };
     const image = cache ? await vm1Image(progress, services, plugin, cache, next) : undefined;
-    if (image) cached.add(image.snapshotId);
+    for (const layer of image?.layers ?? []) cached.add(layer.snapshotId);
     const basePlan: BasePlan | undefined =
       cache &&
       planBase(cache.record, frontOf(services.front.url), { fresh: cache.fresh, available: services.api.restored });
@@ -345,15 +352,15 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     if (modelKey.filesOnVm1.length > 0)
       throw new Error(`the model key is on VM1's disk: ${modelKey.filesOnVm1.join(", ")}`);
     if (image) {
-      // VM1's image is a layer under every checkpoint: none of this run's secrets may be in it (it was built
-      // before the gateway ever got one; a reused one by an earlier run, whose secrets are gone with it).
-      const imageDir = path.join(services.dataDir, "snapshots", image.snapshotId);
+      // VM1's image layers are under every checkpoint: none of this run's secrets may be in them (built before the
+      // gateway ever got one; reused ones by an earlier run, whose secrets are gone with it).
+      const imageDirs = image.layers.map((l) => path.join(services.dataDir, "snapshots", l.snapshotId));
       const inImage: string[] = [];
       for (const [name, value] of Object.entries(vm1Disk.secrets)) {
-        if ((await filesHolding([imageDir], value)).length > 0) inImage.push(name);
+        if ((await filesHolding(imageDirs, value)).length > 0) inImage.push(name);
       }
       progress.note(
-        `secrets in VM1's image ${image.snapshotId}: ${inImage.length === 0 ? "none" : inImage.join(", ")}`,
+        `secrets in VM1's image layers ${image.layers.map((l) => l.snapshotId).join(", ")}: ${inImage.length === 0 ? "none" : inImage.join(", ")}`,
       );
       if (inImage.length > 0) throw new Error(`secrets in VM1's image: ${inImage.join(", ")}`);
     }
@@ -395,7 +402,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       ...(image
         ? {
             reuse: [
-              reuseLine(image.plan, image.captured),
+              ...image.layers.map((l) => reuseLine(l.name, l.plan, l.captured)),
               ...(basePlan
                 ? [
                     baseLine(
@@ -519,26 +526,49 @@ async function buildVm1(
   return { box, host, publicOrigin };
 }
 
-/** VM1's image: the cached one when its key matches, else built (and captured for the next run). */
+interface ImageLayer {
+  name: string;
+  plan: ImagePlan;
+  snapshotId: string;
+  captured?: string;
+}
+
+/** VM1's image, layer by layer: each the cached one when its key matches, else built (and kept for the next run). */
 async function vm1Image(
   progress: Progress,
   services: Services,
   plugin: { fileName: string; bytes: Buffer },
   cache: RerunCache,
   next: ReuseRecord,
-): Promise<{ plan: Vm1Plan; snapshotId: string; captured?: string }> {
-  const inputs = vm1ImageInputs(plugin.bytes);
-  const plan = planVm1(cache.record, inputs, { fresh: cache.fresh, available: services.api.restored });
-  if ("reuse" in plan) {
-    progress.note(`reusing VM1's image ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)})`);
-    next.vm1 = plan.reuse;
-    return { plan, snapshotId: plan.reuse.snapshotId };
-  }
-  progress.note(`building VM1's image (key ${plan.key.slice(0, 12)}): ${plan.why}`);
-  const snapshotId = await buildVm1Image(progress, services, plugin);
-  next.vm1 = { key: plan.key, snapshotId, inputs, builtAt: new Date().toISOString() };
+): Promise<{ snapshotId: string; layers: ImageLayer[] }> {
+  const options = { fresh: cache.fresh, available: services.api.restored };
+  const layer = async (name: string, plan: ImagePlan, build: () => Promise<string>): Promise<ImageLayer> => {
+    if ("reuse" in plan) {
+      progress.note(`reusing ${name} ${plan.reuse.snapshotId} (key ${plan.reuse.key.slice(0, 12)})`);
+      return { name, plan, snapshotId: plan.reuse.snapshotId };
+    }
+    progress.note(`building ${name} (key ${plan.key.slice(0, 12)}): ${plan.why}`);
+    const snapshotId = await build();
+    return { name, plan, snapshotId, captured: snapshotId };
+  };
+  const record = (l: ImageLayer, inputs: Record<string, string | number>) =>
+    "reuse" in l.plan
+      ? l.plan.reuse
+      : { key: l.plan.key, snapshotId: l.snapshotId, inputs, builtAt: new Date().toISOString() };
+
+  const gatewayInputs = gatewayImageInputs();
+  const gatewayPlan = planImage(cache.record?.gateway, gatewayInputs, options);
+  const gateway = await layer("VM1's gateway layer", gatewayPlan, () => buildGatewayImage(progress, services));
+  next.gateway = record(gateway, gatewayInputs);
   await cache.save(next);
-  return { plan, snapshotId, captured: snapshotId };
+  const pluginInputs = pluginImageInputs(next.gateway.key, plugin.bytes);
+  const pluginPlan = planImage(cache.record?.vm1, pluginInputs, options);
+  const top = await layer("VM1's plugin layer", pluginPlan, () =>
+    buildPluginImage(progress, services, plugin, gateway.snapshotId),
+  );
+  next.vm1 = record(top, pluginInputs);
+  await cache.save(next);
+  return { snapshotId: top.snapshotId, layers: [gateway, top] };
 }
 
 /**

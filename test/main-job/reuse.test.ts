@@ -1,79 +1,100 @@
-// The rerun cache's keying (reuse.ts), pure: VM1's image is reused only when every input that went into it is
-// unchanged and the emulator still holds it; a changed input rebuilds it and the plan names exactly that input;
-// --fresh builds regardless and asks the emulator to keep nothing.
+// The rerun cache's keying (reuse.ts), pure: VM1's image is two layers, the gateway layer and the plugin layer on
+// it; a layer is reused only when every input that went into it is unchanged and the emulator still holds it. A
+// changed plugin rebuilds the plugin layer alone; a changed gateway version rebuilds both (the plugin layer's
+// inputs name the gateway layer's key); the plan names exactly the inputs that changed; --fresh builds regardless
+// and asks the emulator to keep nothing.
 import { describe, expect, it } from "vitest";
 import {
   type CachedImage,
+  type GatewayImageInputs,
+  type ImageInputs,
+  imageKey,
   keptSnapshots,
+  type PluginImageInputs,
   parseRecord,
-  planVm1,
+  planImage,
   type ReuseRecord,
   reuseLine,
   VM1_IMAGE_FORMAT,
-  type Vm1ImageInputs,
-  vm1ImageKey,
 } from "../../src/main-job/reuse.js";
 
-const inputs: Vm1ImageInputs = {
+const gatewayInputs: GatewayImageInputs = {
   format: VM1_IMAGE_FORMAT,
   openclaw: "2026.9.2",
-  plugin: "a".repeat(64),
   runtime: "node24",
   node: "v24.22.3",
-  baseConfig: "b".repeat(64),
 };
-const cachedOf = (from: Vm1ImageInputs): CachedImage => ({
-  key: vm1ImageKey(from),
-  snapshotId: "snap_Cached1",
-  inputs: from,
+const pluginOf = (gateway: GatewayImageInputs, plugin = "a".repeat(64)): PluginImageInputs => ({
+  gateway: imageKey(gateway),
+  plugin,
+  baseConfig: "b".repeat(64),
+});
+const cachedOf = (inputs: ImageInputs, snapshotId: string): CachedImage => ({
+  key: imageKey(inputs),
+  snapshotId,
+  inputs,
   builtAt: "2026-12-01T22:00:00.000Z",
 });
-const record: ReuseRecord = { format: 1, vm1: cachedOf(inputs) };
-const available = ["snap_Cached1"];
+const record: ReuseRecord = {
+  format: 1,
+  gateway: cachedOf(gatewayInputs, "snap_Gateway1"),
+  vm1: cachedOf(pluginOf(gatewayInputs), "snap_Plugin1"),
+};
+const available = ["snap_Gateway1", "snap_Plugin1"];
+const opts = { fresh: false, available };
+/** Which layers a run with these inputs rebuilds, and why. */
+const plans = (gateway: GatewayImageInputs, plugin: string) => {
+  const g = planImage(record.gateway, gateway, opts);
+  const p = planImage(record.vm1, pluginOf(gateway, plugin), opts);
+  return { gateway: "reuse" in g ? "reuse" : g.why, plugin: "reuse" in p ? "reuse" : p.why };
+};
 
 describe("VM1's image on a rerun", () => {
-  it("is reused when nothing changed and the emulator restored it", () => {
-    expect(planVm1(record, { ...inputs }, { fresh: false, available })).toEqual({ reuse: record.vm1 });
-    expect(keptSnapshots(record, false)).toEqual(["snap_Cached1"]);
+  it("both layers are reused when nothing changed and the emulator restored them", () => {
+    expect(planImage(record.gateway, { ...gatewayInputs }, opts)).toEqual({ reuse: record.gateway });
+    expect(planImage(record.vm1, pluginOf({ ...gatewayInputs }), opts)).toEqual({ reuse: record.vm1 });
+    expect(keptSnapshots(record, false)).toEqual(["snap_Gateway1", "snap_Plugin1"]);
   });
 
-  it("is rebuilt when one input changed, and the plan names exactly that input", () => {
-    const changes: Array<[keyof Vm1ImageInputs, string | number]> = [
-      ["plugin", "c".repeat(64)],
+  it("a changed plugin rebuilds the plugin layer alone", () => {
+    expect(plans(gatewayInputs, "c".repeat(64))).toEqual({ gateway: "reuse", plugin: "changed: plugin" });
+  });
+
+  it("a changed gateway input rebuilds both layers, naming that input and then the gateway layer", () => {
+    const changes: Array<[keyof GatewayImageInputs, string | number]> = [
       ["openclaw", "2026.9.4"],
       ["runtime", "node22"],
       ["node", "v24.23.0"],
-      ["baseConfig", "d".repeat(64)],
       ["format", VM1_IMAGE_FORMAT + 1],
     ];
-    const keys = new Set([vm1ImageKey(inputs)]);
+    const keys = new Set([imageKey(gatewayInputs)]);
     for (const [name, value] of changes) {
-      const changed = { ...inputs, [name]: value };
-      const plan = planVm1(record, changed, { fresh: false, available });
-      expect(plan).toEqual({ build: true, key: vm1ImageKey(changed), why: `changed: ${name}` });
-      keys.add(vm1ImageKey(changed));
+      const changed = { ...gatewayInputs, [name]: value };
+      expect(plans(changed, "a".repeat(64))).toEqual({ gateway: `changed: ${name}`, plugin: "changed: gateway" });
+      keys.add(imageKey(changed));
     }
     expect(keys.size).toBe(changes.length + 1);
   });
 
-  it("is rebuilt when the emulator no longer holds the cached snapshot", () => {
-    expect(planVm1(record, inputs, { fresh: false, available: [] })).toMatchObject({
+  it("a layer the emulator no longer holds is rebuilt", () => {
+    expect(planImage(record.vm1, pluginOf(gatewayInputs), { fresh: false, available: ["snap_Gateway1"] })).toEqual({
       build: true,
-      why: "the cached image snap_Cached1 is gone",
+      key: imageKey(pluginOf(gatewayInputs)),
+      why: "the cached image snap_Plugin1 is gone",
     });
   });
 
-  it("--fresh builds even with a matching image, and the emulator is asked to keep nothing", () => {
-    expect(planVm1(record, inputs, { fresh: true, available })).toEqual({
+  it("--fresh builds even with matching layers, and the emulator is asked to keep nothing", () => {
+    expect(planImage(record.gateway, gatewayInputs, { fresh: true, available })).toEqual({
       build: true,
-      key: vm1ImageKey(inputs),
+      key: imageKey(gatewayInputs),
       why: "--fresh",
     });
     expect(keptSnapshots(record, true)).toEqual([]);
   });
 
   it("a first run (no record, or a damaged one) builds", () => {
-    expect(planVm1(undefined, inputs, { fresh: false, available })).toMatchObject({ why: "nothing cached" });
+    expect(planImage(undefined, gatewayInputs, opts)).toMatchObject({ why: "nothing cached" });
     for (const text of ["", "{", '{"format":2}', '{"format":1,"vm1":{"key":"k","snapshotId":"../x","inputs":{}}}']) {
       expect(parseRecord(text), text).toBeUndefined();
     }
@@ -82,16 +103,16 @@ describe("VM1's image on a rerun", () => {
   });
 
   it("the key does not depend on the order the inputs are listed in", () => {
-    const reversed = Object.fromEntries(Object.entries(inputs).reverse()) as unknown as Vm1ImageInputs;
-    expect(vm1ImageKey(reversed)).toBe(vm1ImageKey(inputs));
+    const reversed = Object.fromEntries(Object.entries(gatewayInputs).reverse());
+    expect(imageKey(reversed)).toBe(imageKey(gatewayInputs));
   });
 
-  it("the summary says what was reused with its key, or what was built and why", () => {
-    expect(reuseLine({ reuse: record.vm1! })).toBe(
-      `  reused: VM1's image snap_Cached1 (key ${record.vm1!.key.slice(0, 12)}, built 2026-12-01T22:00:00.000Z)`,
+  it("the summary says which layer was reused with its key, or built and why", () => {
+    expect(reuseLine("VM1's plugin layer", { reuse: record.vm1! })).toBe(
+      `  reused: VM1's plugin layer snap_Plugin1 (key ${record.vm1!.key.slice(0, 12)}, built 2026-12-01T22:00:00.000Z)`,
     );
-    expect(reuseLine({ build: true, key: "0123456789abcdef", why: "changed: plugin" }, "snap_New")).toBe(
-      "  built: VM1's image (key 0123456789ab; changed: plugin); captured as snap_New for the next run",
-    );
+    expect(
+      reuseLine("VM1's plugin layer", { build: true, key: "0123456789abcdef", why: "changed: plugin" }, "snap_New"),
+    ).toBe("  built: VM1's plugin layer (key 0123456789ab; changed: plugin); captured as snap_New for the next run");
   });
 });
