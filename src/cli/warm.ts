@@ -142,6 +142,10 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
       );
     }
     try {
+      // Checked again under the claim: a capture that just finished elsewhere needs no builder.
+      const finished = await store.usable(baseKey);
+      if (finished)
+        return report(finished, false, "a base image of this key was just captured elsewhere; nothing was built");
       return await build({ ...input, store, owner, runtime, baseKey, profileKey, allocation, profile, report });
     } finally {
       await store.finishCapture(baseKey, owner);

@@ -13,7 +13,7 @@ import { renderWarm, type WarmInput, warmBaseImage } from "../../src/cli/warm.js
 import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { VercelClient } from "../../src/vercel/index.js";
-import { createRepo, type loadCorePreparation, runtimePreparation } from "../preparation/fixtures.js";
+import { createRepo, type loadCorePreparation, runtimePreparation, workerArchive } from "../preparation/fixtures.js";
 import { startWarmHarness } from "../preparation/warm-harness.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
@@ -186,6 +186,24 @@ describe("images warm", () => {
     expect(h.api.commands()).toHaveLength(commands);
     expect(await bases()).toHaveLength(1);
   }, 120_000);
+
+  it("two runs at once capture one base image between them (the store's capture claim)", async () => {
+    const fresh = workerArchive();
+    h.gateway.serve(fresh);
+    const before = (await bases()).length;
+    const twice = await Promise.allSettled(
+      [0, 1].map(() =>
+        warmBaseImage({ ...warmInput([]), runtime: async () => runtimePreparation(h, runtime, fresh)() }),
+      ),
+    );
+    const builtOnes = twice.filter((r) => r.status === "fulfilled" && r.value.built);
+    expect(builtOnes).toHaveLength(1);
+    // The other one either met the claim (refused, naming it) or found the image already captured.
+    const other = twice.find((r) => !(r.status === "fulfilled" && r.value.built));
+    if (other?.status === "rejected") expect(String(other.reason)).toMatch(/capturing the base image of this runtime/);
+    else expect(other?.status === "fulfilled" && other.value.built).toBe(false);
+    expect(await bases()).toHaveLength(before + 1);
+  }, 240_000);
 
   it("no secret in the builder's argv, the progress, the report or the image", async () => {
     const builderArgv = h.api
