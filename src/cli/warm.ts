@@ -116,21 +116,21 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
   const allocation = allocate(profile.scope, `vercel-sandbox-images-warm:${randomUUID()}`);
   const owner = allocation.leaseId;
   const runtime = await input.runtime(profile.id, input.signal);
-  // The archives' bearer tokens travel to the builder for the install: redacted on every path out.
-  registerSecret(runtime.nodeBootstrap.token, owner);
-  registerSecret(runtime.workerBundle.token, owner);
-  const baseKey = baseKeyOf(profileKey, runtime);
-  const store = ImageStore.inDirectory(input.stateDir);
-  const report = (image: ImageRecord, built: boolean, note: string, extra: Partial<WarmReport> = {}) => ({
-    profile: profile.id,
-    built,
-    baseKey,
-    snapshotId: image.snapshotId,
-    wallMs: Date.now() - started,
-    note,
-    ...extra,
-  });
   try {
+    // The archives' bearer tokens travel to the builder for the install: redacted on every path out.
+    registerSecret(runtime.nodeBootstrap.token, owner);
+    registerSecret(runtime.workerBundle.token, owner);
+    const baseKey = baseKeyOf(profileKey, runtime);
+    const store = ImageStore.inDirectory(input.stateDir);
+    const report = (image: ImageRecord, built: boolean, note: string, extra: Partial<WarmReport> = {}) => ({
+      profile: profile.id,
+      built,
+      baseKey,
+      snapshotId: image.snapshotId,
+      wallMs: Date.now() - started,
+      note,
+      ...extra,
+    });
     const existing = await store.usable(baseKey);
     if (existing) {
       return report(existing, false, "a current base image of this runtime and shape exists; nothing was built");
