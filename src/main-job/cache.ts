@@ -3,7 +3,7 @@
 // and `images.json`, the key → snapshot record (reuse.ts). One run at a time uses it: a second job while the
 // first runs gets no cache (a temp data dir, as before). `--fresh` discards it before the run.
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isAlive } from "../infra/index.js";
 import { packageRoot } from "./package.js";
@@ -34,6 +34,7 @@ export async function openCache(dir: string, fresh: boolean): Promise<RerunCache
     await rm(emulatorDir, { recursive: true, force: true });
     await rm(recordFile, { force: true });
   }
+  await pruneIdRanges(emulatorDir);
   const record = parseRecord(await readFile(recordFile, "utf8").catch(() => undefined));
   return {
     dir,
@@ -49,6 +50,19 @@ export async function openCache(dir: string, fresh: boolean): Promise<RerunCache
   };
 }
 
+/**
+ * The emulator builds a small skeleton per sandbox id range (`image/<key>/ids-<base>`, about 1 MB) and ranges are
+ * random per sandbox: a kept data dir would gain a few per run. None is in use between runs (we hold the lock).
+ */
+async function pruneIdRanges(emulatorDir: string): Promise<void> {
+  const images = path.join(emulatorDir, "image");
+  for (const key of await readdir(images).catch(() => [] as string[])) {
+    for (const entry of await readdir(path.join(images, key)).catch(() => [] as string[])) {
+      if (entry.startsWith("ids-")) await rm(path.join(images, key, entry), { recursive: true, force: true });
+    }
+  }
+}
+
 /** The lock file holds its owner's pid; a dead owner's lock is taken over. */
 function take(lock: string): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -59,7 +73,7 @@ function take(lock: string): boolean {
       return true;
     } catch {
       const owner = Number.parseInt(readPid(lock), 10);
-      if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) return false;
+      if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) return false;
       try {
         rmSync(lock, { force: true });
       } catch {
