@@ -86,18 +86,18 @@ export class Lifecycle {
     return path.join(this.dataDir, "sandboxes", encodeURIComponent(name));
   }
 
-  /** Gives a sandbox a fresh, empty upper layer over a snapshot's frozen chain (or the bare image): no copy. */
+  /** Gives a sandbox a fresh, empty upper layer over a snapshot's frozen chain (or the bare image), for the boot that follows: no copy. */
   async resetLayers(sandbox: SandboxRecord, snapshotId: string | undefined): Promise<void> {
     const layout = sandboxLayout(sandbox.dir);
     const snap = this.registry.liveSnapshot(snapshotId);
     sandbox.lowers = snap ? [...snap.layers] : [];
     if (snap) snap.lastUsedAt = Date.now();
+    // The boot that follows makes the fresh layer dirs (prepareLayers).
     await Promise.all([layout.fs, layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
-    await prepareLayers(sandbox.dir, sandbox.idBase);
     await this.sweep();
   }
 
-  /** Gives `to` a copy of `from`'s upper layer over the same frozen chain (fork of a sandbox that has no snapshot). */
+  /** Gives `to` a copy of `from`'s upper layer over the same frozen chain (fork of a sandbox that has no snapshot), for the boot that follows. */
   async copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
     const target = sandboxLayout(to.dir).fs;
     to.lowers = [...(from.lowers ?? [])];
@@ -105,7 +105,6 @@ export class Lifecycle {
     await mkdir(to.dir, { recursive: true });
     await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
     await shiftOwners(target, from.idBase, to.idBase);
-    await prepareLayers(to.dir, to.idBase);
   }
 
   /** Removes the layers of gone snapshots that no sandbox and no live snapshot stands on (layers.ts). */
