@@ -69,10 +69,11 @@ export function imageKey(inputs: ImageInputs): string {
   return sha256(JSON.stringify(ordered));
 }
 
-/** The inputs whose value differs between two builds, by name. */
+/** The inputs whose value differs between two builds, by name ("format" alone when they name other inputs). */
 export function changedInputs(before: ImageInputs, now: ImageInputs): string[] {
-  const names = new Set([...Object.keys(before), ...Object.keys(now)]);
-  return [...names].filter((name) => before[name] !== now[name]).sort();
+  const [was, is] = [Object.keys(before).sort(), Object.keys(now).sort()];
+  if (was.join() !== is.join()) return ["format"];
+  return is.filter((name) => before[name] !== now[name]);
 }
 
 /**

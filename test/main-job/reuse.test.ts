@@ -76,6 +76,11 @@ describe("VM1's image on a rerun", () => {
     expect(keys.size).toBe(changes.length + 1);
   });
 
+  it("a record of another shape (an older format) is rebuilt as a format change", () => {
+    const older = cachedOf({ format: 1, openclaw: "2026.9.2", plugin: "a".repeat(64) }, "snap_Old");
+    expect(planImage(older, pluginOf(gatewayInputs), opts)).toMatchObject({ build: true, why: "changed: format" });
+  });
+
   it("a layer the emulator no longer holds is rebuilt", () => {
     expect(planImage(record.vm1, pluginOf(gatewayInputs), { fresh: false, available: ["snap_Gateway1"] })).toEqual({
       build: true,
