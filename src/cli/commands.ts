@@ -16,7 +16,7 @@ import { observe } from "./observe.js";
 import { vercelProfiles } from "./profiles.js";
 import { buildStatus, renderStatus } from "./status.js";
 import { indented } from "./table.js";
-import { type RuntimeSource, renderWarm, runtimeOutsideProvision, warmBaseImage } from "./warm.js";
+import { renderWarm, warmBaseImage } from "./warm.js";
 
 type Registrar = Parameters<OpenClawPluginApi["registerCli"]>[0];
 type CliContext = Parameters<Registrar>[0];
@@ -25,8 +25,6 @@ type Program = CliContext["program"];
 export interface CommandContext {
   config: CliContext["config"];
   scopeOf(stateDir: string): string;
-  /** Where `images warm` gets core's node runtime; without one it refuses, saying why. */
-  runtime?: RuntimeSource;
 }
 
 /** A failure of a whole command, with the next step. */
@@ -55,10 +53,18 @@ const stderrLogger = { warn: (message: string) => process.stderr.write(`${messag
 function environment(context: CommandContext, options: Options) {
   const stateDir = resolveStateDir(process.env);
   const profiles = vercelProfiles(context.config, context.scopeOf(stateDir));
-  const call: GatewayCall = (method, params) =>
-    callGatewayFromCli(method, { ...options, json: true, config: context.config } as GatewayRpcOpts, params, {
-      progress: false,
-    });
+  const call: GatewayCall = (method, params, overrides = {}) =>
+    callGatewayFromCli(
+      method,
+      {
+        ...options,
+        json: true,
+        config: context.config,
+        ...(overrides.timeoutMs !== undefined ? { timeout: String(overrides.timeoutMs) } : {}),
+      } as GatewayRpcOpts,
+      params,
+      { progress: false, ...(overrides.signal ? { signal: overrides.signal } : {}) },
+    );
   const ledger = LeaseLedger.inDirectory(stateDir, { logger: stderrLogger });
   return { stateDir, profiles, call, ledger, client: new VercelClient({ env: process.env }) };
 }
@@ -93,20 +99,23 @@ async function images(): Promise<Output<unknown>> {
   return { json: report, text: renderImages(report, Date.now()) };
 }
 
-/** Progress goes to stderr, so `--json` keeps stdout one document; Ctrl-C aborts the build, which still cleans up. */
+/**
+ * Progress goes to stderr, so `--json` keeps stdout one document; Ctrl-C aborts the wait, and the gateway's
+ * environment is destroyed all the same.
+ */
 async function warm(context: CommandContext, options: Options & { workerProfile?: string }): Promise<Output<unknown>> {
-  const stateDir = resolveStateDir(process.env);
+  const env = environment(context, options);
   const abort = new AbortController();
-  const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C); the builder sandbox was deleted"));
+  const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C); the gateway's environment was destroyed"));
   process.once("SIGINT", interrupt);
   try {
     const report = await warmBaseImage({
       ...(options.workerProfile !== undefined ? { profileId: options.workerProfile } : {}),
       config: context.config,
-      pluginScope: context.scopeOf(stateDir),
-      stateDir,
-      client: new VercelClient({ env: process.env }),
-      runtime: context.runtime ?? runtimeOutsideProvision,
+      pluginScope: context.scopeOf(env.stateDir),
+      stateDir: env.stateDir,
+      call: env.call,
+      client: env.client,
       progress: (line) => process.stderr.write(`vercel-sandbox images warm: ${line}\n`),
       signal: abort.signal,
     });
@@ -154,9 +163,11 @@ export function addCommands(program: Program, context: CommandContext): void {
     .description("Warm images and the diagnostics of recent preparations")
     .option("--json", "Print JSON")
     .action((options: Options) => run(options, images));
-  imagesCommand
-    .command("warm")
-    .description("Build the base runtime image of a profile ahead of the first dispatch")
+  withGateway(
+    imagesCommand
+      .command("warm")
+      .description("Build the base runtime image of a profile on the running gateway, ahead of the first dispatch"),
+  )
     // Not `--profile`: OpenClaw's root option of that name selects a state dir and never reaches a plugin command.
     .option("--worker-profile <id>", "The cloudWorkers profile (default: the only vercel-sandbox one)")
     .option("--json", "Print JSON")

@@ -7,7 +7,12 @@ import { type GatewayStatus, STATUS_METHOD } from "../gateway-status/index.js";
 import { messageOf } from "../infra/index.js";
 import { PROVIDER_ID } from "../provider/index.js";
 
-export type GatewayCall = (method: string, params: unknown) => Promise<unknown>;
+/** One gateway RPC; `timeoutMs` overrides the command's --timeout (a long call such as environments.create). */
+export type GatewayCall = (
+  method: string,
+  params: unknown,
+  options?: { timeoutMs?: number; signal?: AbortSignal },
+) => Promise<unknown>;
 
 export interface WorkerEnvironment {
   environmentId: string;

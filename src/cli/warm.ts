@@ -1,41 +1,29 @@
 // `openclaw vercel-sandbox images warm [--worker-profile id]` (not `--profile`: OpenClaw's root option of that
 // name selects a state dir and never reaches a plugin command): builds the base runtime image of a profile (its
 // runtime digest and sandbox shape, src/preparation/key.ts) ahead of the first dispatch, so that a new
-// project's first worker starts from it and installs no runtime. It runs the cold provision's own base step
-// (preparation/base.ts: runtime install, measurement, scrub, capture, record) on a builder sandbox of its own:
-// created through the client seam with the profile's shape and a worker's egress (deny-all at create, then the
-// gateway and the package registry for the runtime install), tagged with the profile's scope like a lease (so
-// `gc` can prove it unowned if this process dies), and deleted afterwards on success, failure and Ctrl-C. The
-// store's capture claim keeps it from running beside another capture of the same key (a cold worker's or
-// another `images warm`'s). A current base image of the key makes it a no-op that says so.
-import { randomUUID } from "node:crypto";
-import type { NodeRuntimePreparation } from "../infra/index.js";
-import { forgetSecrets, registerSecret } from "../infra/index.js";
+// project's first worker starts from it and installs no runtime. On OpenClaw 2026.9.x core hands a provider the
+// node runtime only inside a provision it runs, so the image is built on the running gateway through core's own
+// path: a request for the profile's shape beside the image store (preparation/warm-request.ts), then a worker
+// environment created, waited for and destroyed through the gateway (warm-environment.ts). That worker's
+// provision takes the request and runs the cold provision's base step right after its sandbox was created,
+// before enrollment (provider/steps/base-request.ts), so no agent code ran on the box it captures. A base image
+// of the profile's shape already in the store makes it a no-op that says so.
+import { messageOf } from "../infra/index.js";
 import {
-  baseKeyOf,
   type ImageRecord,
   ImageStore,
-  installBase,
   type PreparationDiagnostics,
   profileKeyOf,
+  requestBaseImage,
+  withdrawBaseImageRequest,
 } from "../preparation/index.js";
-import {
-  allocate,
-  BootstrapEnroller,
-  createRequest,
-  egressPolicy,
-  gatewayHostOf,
-  imageExpirationMs,
-  releaseSandbox,
-} from "../provider/index.js";
-import type { VercelClient, VercelProject } from "../vercel/index.js";
+import type { VercelClient } from "../vercel/index.js";
 import { CliError } from "./commands.js";
+import type { GatewayCall } from "./gateway.js";
 import { type ProfileEntry, vercelProfiles } from "./profiles.js";
+import { DEFAULT_TIMINGS, type EnvironmentTimings, withWorkerEnvironment } from "./warm-environment.js";
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** Core's runtime for a worker of the profile: the archives a cold worker would install, with their digests. */
-export type RuntimeSource = (profileId: string, signal: AbortSignal) => Promise<NodeRuntimePreparation>;
 
 export interface WarmInput {
   /** `--worker-profile`; without it the one vercel-sandbox profile of the config. */
@@ -44,23 +32,27 @@ export interface WarmInput {
   config: unknown;
   /** The scope a profile without `scope` uses. */
   pluginScope: string;
-  stateDir: string | undefined;
+  /** The gateway's state dir: the image store and the request live there. */
+  stateDir: string;
+  call: GatewayCall;
   client: VercelClient;
-  runtime: RuntimeSource;
   /** One line per phase as it ends. */
   progress: (line: string) => void;
-  /** Ctrl-C: the builder is still deleted. */
+  /** Ctrl-C: the environment is still destroyed. */
   signal: AbortSignal;
+  timings?: EnvironmentTimings;
 }
 
 export interface WarmReport {
   profile: string;
-  /** Whether this run captured the image (false: a current one existed). */
+  /** Whether this run captured the image (false: a base image of the shape existed). */
   built: boolean;
-  baseKey: string;
   snapshotId: string;
-  /** The builder sandbox, deleted before the command returned (absent when nothing was built). */
-  builder?: string;
+  /** The base key (runtime digests and shape) of the image. */
+  baseKey: string;
+  /** The gateway's environment that built it, destroyed before the command returned (absent: nothing created). */
+  environmentId?: string;
+  leaseId?: string;
   wallMs: number;
   sizeBytes?: number;
   note: string;
@@ -100,162 +92,87 @@ export function chooseProfile(profiles: readonly ProfileEntry[], profileId: stri
   return chosen;
 }
 
-/** The profile's settings as written in the config: the ownership tag fingerprints them, as a worker's does. */
-function rawSettingsOf(config: unknown, profileId: string): unknown {
-  const profiles = (config as { cloudWorkers?: { profiles?: Record<string, { settings?: unknown }> } } | null)
-    ?.cloudWorkers?.profiles;
-  return profiles?.[profileId]?.settings;
+/** The newest base image of the profile's shape that may serve allocations. */
+async function baseImageOf(store: ImageStore, profileKey: string): Promise<ImageRecord | undefined> {
+  const bases = (await store.images()).filter(
+    (i) => i.kind === "base" && i.profileKey === profileKey && i.state === "ready" && i.refusedAt === undefined,
+  );
+  return bases.sort((a, b) => b.createdAt - a.createdAt)[0];
 }
 
 export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
   const started = Date.now();
   const profile = chooseProfile(vercelProfiles(input.config, input.pluginScope), input.profileId);
-  const { settings } = profile;
-  const vcpus = settings.vcpus;
-  const profileKey = profileKeyOf(settings, vcpus);
-  const allocation = allocate(profile.scope, `vercel-sandbox-images-warm:${randomUUID()}`);
-  const owner = allocation.leaseId;
-  const runtime = await input.runtime(profile.id, input.signal);
-  try {
-    // The archives' bearer tokens travel to the builder for the install: redacted on every path out.
-    registerSecret(runtime.nodeBootstrap.token, owner);
-    registerSecret(runtime.workerBundle.token, owner);
-    const baseKey = baseKeyOf(profileKey, runtime);
-    const store = ImageStore.inDirectory(input.stateDir);
-    const report = (image: ImageRecord, built: boolean, note: string, extra: Partial<WarmReport> = {}) => ({
-      profile: profile.id,
-      built,
-      baseKey,
-      snapshotId: image.snapshotId,
-      wallMs: Date.now() - started,
-      note,
-      ...extra,
-    });
-    const existing = await store.usable(baseKey);
-    if (existing) {
-      return report(existing, false, "a current base image of this runtime and shape exists; nothing was built");
-    }
-    if (!(await store.claimCapture(baseKey, owner, Date.now()))) {
-      throw new CliError(
-        "another worker or `images warm` is capturing the base image of this runtime and shape right now",
-        "Run images warm again once it finishes; `openclaw vercel-sandbox images` lists it when it is done",
-      );
-    }
-    try {
-      // Checked again under the claim: a capture that just finished elsewhere needs no builder.
-      const finished = await store.usable(baseKey);
-      if (finished)
-        return report(finished, false, "a base image of this key was just captured elsewhere; nothing was built");
-      return await build({ ...input, store, owner, runtime, baseKey, profileKey, allocation, profile, report });
-    } finally {
-      await store.finishCapture(baseKey, owner);
-    }
-  } finally {
-    forgetSecrets(owner);
+  const profileKey = profileKeyOf(profile.settings, profile.settings.vcpus);
+  const store = ImageStore.inDirectory(input.stateDir);
+  const report = (image: ImageRecord, built: boolean, note: string, extra: Partial<WarmReport> = {}) => ({
+    profile: profile.id,
+    built,
+    snapshotId: image.snapshotId,
+    baseKey: image.key,
+    wallMs: Date.now() - started,
+    note,
+    ...extra,
+  });
+  const existing = await baseImageOf(store, profileKey);
+  if (existing) {
+    return report(existing, false, "a base image of this profile's shape exists; nothing was built");
   }
-}
-
-type BuildInput = Omit<WarmInput, "runtime"> & {
-  store: ImageStore;
-  owner: string;
-  runtime: NodeRuntimePreparation;
-  baseKey: string;
-  profileKey: string;
-  allocation: ReturnType<typeof allocate>;
-  profile: Extract<ProfileEntry, { ok: true }>;
-  report: (image: ImageRecord, built: boolean, note: string, extra?: Partial<WarmReport>) => WarmReport;
-};
-
-async function build(input: BuildInput): Promise<WarmReport> {
-  const { store, owner, allocation, profile, signal } = input;
-  const { settings } = profile;
-  const project = await input.client.project(settings);
-  const progress = (step: string, ms: number) => input.progress(`${step}: ${seconds(ms)}`);
-  const { runtime: sandboxRuntime, ...shape } = createRequest(
-    allocation,
-    settings,
-    rawSettingsOf(input.config, profile.id),
-    settings.vcpus,
-  );
-  const started = Date.now();
+  await requestBaseImage(input.stateDir, profileKey, Date.now());
   try {
-    const sandbox = await project.create({ ...shape, runtime: sandboxRuntime }, signal);
-    progress(`builder ${allocation.sandboxName} created`, Date.now() - started);
-    const enroller = new BootstrapEnroller({ logger: { warn: (m) => input.progress(m) } });
-    const base = await installBase({
-      leaseId: owner,
-      project,
-      sandbox,
-      box: project.box(sandbox),
-      store,
-      profileKey: input.profileKey,
-      baseKey: input.baseKey,
-      runtime: input.runtime,
-      imageExpirationMs: imageExpirationMs(settings.images.unusedForMs),
-      installRuntime: (box, runtime, s) => enroller.prepareRuntime({ leaseId: owner, box, runtime, signal: s }),
-      openEgress: async ({ sandbox: current, runtimeUrl }) => {
-        if (settings.networkPolicy === "allow-all") return;
-        const gateway = runtimeUrl ? gatewayHostOf(runtimeUrl) : undefined;
-        await project.updateNetworkPolicy(
-          current,
-          egressPolicy(settings, gateway ? [gateway] : [], "bootstrap"),
-          signal,
+    return await withWorkerEnvironment(
+      { call: input.call, profileId: profile.id, progress: input.progress, signal: input.signal },
+      input.timings ?? DEFAULT_TIMINGS,
+      async ({ environmentId, leaseId }) => {
+        const ids = { environmentId, ...(leaseId ? { leaseId } : {}) };
+        const step = leaseId ? (await store.diagnostics()).find((d) => d.leaseId === leaseId) : undefined;
+        const captured = step?.captured ? (await store.images()).find((i) => i.snapshotId === step.imageId) : undefined;
+        if (captured) {
+          input.progress(`base image ${captured.snapshotId} captured by ${leaseId}`);
+          const sizeBytes = await sizeOf(input, profile, captured.snapshotId);
+          return report(captured, true, builtNote(step as PreparationDiagnostics), {
+            ...ids,
+            ...(sizeBytes !== undefined ? { sizeBytes } : {}),
+          });
+        }
+        // Captured elsewhere meanwhile (a cold worker, another images warm), or found current by the provision.
+        const other = step ? await store.usable(step.key) : await baseImageOf(store, profileKey);
+        if (other) {
+          const why = step?.baseCaptureSkipped ?? "another worker took the request";
+          return report(
+            other,
+            false,
+            `the gateway's worker found a current base image (${why}); nothing was built`,
+            ids,
+          );
+        }
+        throw new CliError(
+          step
+            ? `the gateway's worker captured no base image: ${step.baseCaptureSkipped ?? "unknown reason"}`
+            : `the gateway's worker ${leaseId ?? environmentId} did not run the base step`,
+          step
+            ? "Run `openclaw vercel-sandbox images` to see the store"
+            : "The running gateway may predate this plugin version: restart it, then run images warm again",
         );
       },
-      progress,
-      signal,
-      current: () => signal.throwIfAborted(),
-      now: Date.now,
-      restore: false,
-    });
-    if (!base.captured) {
-      const exists = await store.usable(input.baseKey);
-      if (exists) return input.report(exists, false, `nothing was built: ${base.skipped ?? "a base image exists"}`);
-      throw new CliError(
-        `no base image was captured: ${base.skipped ?? "unknown reason"}`,
-        "Run `openclaw vercel-sandbox images` to see the store",
-      );
-    }
-    await store.recordDiagnostics(diagnosticsOf(input, base.captured, Date.now() - started));
-    const sizeBytes = await sizeOf(project, base.captured.snapshotId);
-    return input.report(base.captured, true, "built the base runtime image", {
-      builder: allocation.sandboxName,
-      ...(sizeBytes !== undefined ? { sizeBytes } : {}),
-    });
+    );
   } finally {
-    // Always (a create whose answer was lost may have made it), and not with `signal`: after Ctrl-C the builder
-    // is deleted all the same. The snapshots warm images hold are retained.
-    const deleting = Date.now();
-    await releaseSandbox(project, allocation.sandboxName, () => store.retainedSnapshotIds());
-    progress(`builder ${allocation.sandboxName} deleted`, Date.now() - deleting);
+    await withdrawBaseImageRequest(input.stateDir, profileKey);
   }
 }
 
-async function sizeOf(project: VercelProject, snapshotId: string): Promise<number | undefined> {
+function builtNote(step: PreparationDiagnostics): string {
+  return `built on the gateway: runtime installed, measured, scrubbed and captured before enrollment (${seconds(step.totalMs)})`;
+}
+
+async function sizeOf(input: WarmInput, profile: Extract<ProfileEntry, { ok: true }>, snapshotId: string) {
   try {
+    const project = await input.client.project(profile.settings);
     return (await project.findSnapshot(snapshotId))?.sizeBytes;
-  } catch {
+  } catch (error) {
+    input.progress(`the image's size is unknown: ${messageOf(error)}`);
     return undefined;
   }
-}
-
-/** What `images` shows of the build, beside the workers' preparations. */
-function diagnosticsOf(input: BuildInput, image: ImageRecord, totalMs: number): PreparationDiagnostics {
-  return {
-    leaseId: input.owner,
-    at: image.createdAt,
-    key: input.baseKey,
-    projectKey: "",
-    baseCommit: "",
-    recipe: { source: "none", identity: "", notes: ["images warm: a builder sandbox of its own"], warnings: [] },
-    start: "cold",
-    event: "initial",
-    phases: [],
-    baseImageId: image.snapshotId,
-    imageId: image.snapshotId,
-    captured: true,
-    totalMs,
-  };
 }
 
 export function renderWarm(report: WarmReport): string {
@@ -266,17 +183,6 @@ export function renderWarm(report: WarmReport): string {
   return [
     head,
     `  key ${report.baseKey.slice(0, 12)}; ${report.note}`,
-    ...(report.builder ? [`  builder sandbox ${report.builder} deleted`] : []),
+    ...(report.environmentId ? [`  environment ${report.environmentId} destroyed`] : []),
   ].join("\n");
 }
-
-/**
- * The runtime source of the CLI on OpenClaw 2026.9.x: core hands a provider the node runtime (the archives and
- * their one-time bearer tokens) only inside a provision it runs, so the CLI alone has none to install.
- */
-export const runtimeOutsideProvision: RuntimeSource = async () => {
-  throw new CliError(
-    "this gateway hands a worker's node runtime to its provider only inside a provision, so `images warm` has no runtime to install from this CLI",
-    "Dispatch once to any project: its cold worker captures the base image right after the runtime install, and every later new project starts from it",
-  );
-};

@@ -15,3 +15,4 @@ export {
 export { maintainImages, type RetentionProfile } from "./retention.js";
 export { ImageStore, ImageUnusableError } from "./store.js";
 export type { AllocationChoice, ImageRecord, PreparationDiagnostics } from "./types.js";
+export { requestBaseImage, takeBaseImageRequest, withdrawBaseImageRequest } from "./warm-request.js";

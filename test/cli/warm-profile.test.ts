@@ -1,9 +1,8 @@
 // Which profile `images warm` builds for (pure): the named one or the config's only one; an unknown, missing,
-// ambiguous, invalid or warm-image-less profile is refused with what to do, and the CLI's own runtime source
-// refuses saying why (core hands the runtime over only inside a provision).
+// ambiguous, invalid or warm-image-less profile is refused with what to do.
 import { describe, expect, it } from "vitest";
 import { vercelProfiles } from "../../src/cli/profiles.js";
-import { chooseProfile, runtimeOutsideProvision } from "../../src/cli/warm.js";
+import { chooseProfile } from "../../src/cli/warm.js";
 
 const profile = (settings: Record<string, unknown>) => ({ provider: "vercel-sandbox", settings });
 const VALID = { teamId: "team_1", projectId: "prj_1", tokenEnv: "VERCEL_TOKEN" };
@@ -39,12 +38,5 @@ describe("images warm: the profile", () => {
     expect(() => chooseProfile(of({ cold: profile({ ...VALID, warmImage: false }) }), "cold")).toThrow(
       /sets warmImage: false/,
     );
-  });
-
-  it("the CLI's own runtime source refuses, saying why and what to do", async () => {
-    await expect(runtimeOutsideProvision("a", new AbortController().signal)).rejects.toMatchObject({
-      message: expect.stringMatching(/only inside a provision/),
-      remedy: expect.stringMatching(/^Dispatch once/),
-    });
   });
 });

@@ -1,19 +1,22 @@
-// `openclaw vercel-sandbox images warm` on the emulator, with the real SDK, the real bootstrap program and the
-// real runtime archive helpers: it builds the base runtime image in a builder sandbox of its own and deletes the
-// builder (also when interrupted); `images` lists the image as a base image; a new project's first worker then
-// starts from it and runs no runtime install (the emulator's command log proves it); a second run builds
-// nothing; an unknown profile is refused by name; no secret reaches argv, the progress, the report or the image.
+// `openclaw vercel-sandbox images warm` on the emulator, with the real provider, SDK, bootstrap program and
+// runtime archive helpers; "core" is the small stand-in below for the three environments.* methods the command
+// calls (the real gateway runs it in test/gateway/cli.test.ts). The command leaves a request and has core create
+// a worker; that worker's provision, and only a provision with a request, runs the base step right after its
+// sandbox was created and before enrollment; the command destroys the environment on every path (Ctrl-C too);
+// `images` lists the image as base; a new project's first worker starts from it without a runtime install; a
+// second run builds nothing; no secret reaches the progress, the report or the image.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayCall } from "../../src/cli/gateway.js";
 import { renderImages } from "../../src/cli/images.js";
 import { renderWarm, type WarmInput, warmBaseImage } from "../../src/cli/warm.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { VercelClient } from "../../src/vercel/index.js";
-import { createRepo, type loadCorePreparation, runtimePreparation, workerArchive } from "../preparation/fixtures.js";
+import { createRepo, type loadCorePreparation, runtimePreparation } from "../preparation/fixtures.js";
 import { startWarmHarness } from "../preparation/warm-harness.js";
 import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
@@ -36,35 +39,9 @@ const store = () => ImageStore.inDirectory(stateDir);
 const bases = async () => (await store().images()).filter((i) => i.kind === "base");
 const secrets = () => [h.gateway.token, h.api.credentials.token];
 
-/** How many times a run asked for core's runtime. */
-let runtimeAsked = 0;
-
-/** The command's input as the CLI builds it, on the harness's gateway config; `lines` collects the progress. */
-function warmInput(lines: string[], extra: Partial<WarmInput> = {}): WarmInput {
-  const source = runtimePreparation(h, runtime, worker);
-  return {
-    config: { cloudWorkers: { profiles: { spec: { provider: "vercel-sandbox", settings: h.profile } } } },
-    pluginScope: "enrollment",
-    stateDir,
-    client: new VercelClient({ env: { ENROLL_TOKEN: h.api.credentials.token } }),
-    runtime: async () => {
-      runtimeAsked += 1;
-      return source();
-    },
-    progress: (line) => lines.push(line),
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-async function sandboxGone(name: string): Promise<boolean> {
-  return Sandbox.get({ ...h.api.credentials, fetch: h.api.fetch, name }).then(
-    () => false,
-    (error: unknown) => {
-      if (/404/.test(String(error))) return true;
-      throw error;
-    },
-  );
+interface Env {
+  id: string;
+  worker: { providerId: string; leaseId: string; state: string; error?: string };
 }
 
 /** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
@@ -80,6 +57,73 @@ async function onImage(snapshotId: string, script: string, args: string[] = []):
   } finally {
     await probe.delete();
   }
+}
+
+/** Core's environments.create / list / destroy over the real provider on the state dir a gateway would give it. */
+function coreOf() {
+  const provider = h.provider({ stateDir });
+  const envs: Env[] = [];
+  const cancel = new Map<string, AbortController>();
+  let runtimeAsked = 0;
+  const call: GatewayCall = async (method, params, options = {}) => {
+    if (method === "environments.list") return { environments: structuredClone(envs) };
+    if (method === "environments.create") {
+      const op = operationId();
+      const leaseId = (await provider.resolveAllocation(h.profile, op)).leaseId;
+      const env: Env = {
+        id: `env-${envs.length + 1}`,
+        worker: { providerId: "vercel-sandbox", leaseId, state: "provisioning" },
+      };
+      envs.push(env);
+      const source = runtimePreparation(h, runtime, worker);
+      const prepareNodeRuntime = async () => {
+        runtimeAsked += 1;
+        return source();
+      };
+      // As core: a destroy cancels a provision in flight; a caller that stops waiting leaves it running.
+      const cancellation = new AbortController();
+      cancel.set(env.id, cancellation);
+      const extra = { prepareNodeRuntime, signal: cancellation.signal };
+      const provision = provider.provision(h.profile, op, h.options(leaseId, { artifact: runtime }, extra));
+      const stopped = new Promise<never>((_, reject) => {
+        options.signal?.addEventListener("abort", () => reject(options.signal?.reason), { once: true });
+      });
+      try {
+        await Promise.race([provision, stopped]);
+      } catch (error) {
+        provision.catch(() => undefined);
+        env.worker = { ...env.worker, state: "failed", error: String(error) };
+        throw error;
+      }
+      env.worker.state = "ready";
+      return env;
+    }
+    if (method === "environments.destroy") {
+      const env = envs.find((e) => e.id === (params as { environmentId: string }).environmentId);
+      if (!env) throw new Error("unknown environment");
+      cancel.get(env.id)?.abort(new Error("destroyed"));
+      await provider.destroy({ leaseId: env.worker.leaseId, profile: h.profile });
+      env.worker.state = "destroyed";
+      return env;
+    }
+    throw new Error(`unknown method: ${method}`);
+  };
+  return { call, envs, runtimeAsked: () => runtimeAsked };
+}
+
+/** The command's input as the CLI builds it, on the harness's gateway config; `lines` collects the progress. */
+function warmInput(call: GatewayCall, lines: string[], extra: Partial<WarmInput> = {}): WarmInput {
+  return {
+    config: { cloudWorkers: { profiles: { spec: { provider: "vercel-sandbox", settings: h.profile } } } },
+    pluginScope: "enrollment",
+    stateDir,
+    call,
+    client: new VercelClient({ env: { ENROLL_TOKEN: h.api.credentials.token } }),
+    progress: (line) => lines.push(line),
+    signal: new AbortController().signal,
+    timings: { readyTimeoutMs: 180_000, destroyTimeoutMs: 60_000, pollMs: 100 },
+    ...extra,
+  };
 }
 
 /** A new project's first worker, through the provider a gateway would run on the same state dir. */
@@ -107,54 +151,65 @@ async function newProject() {
 }
 
 describe("images warm", () => {
-  it("refuses an unknown profile by name, before asking for a runtime or creating anything", async () => {
-    await expect(warmBaseImage(warmInput([], { profileId: "nope" }))).rejects.toThrow(
+  it("refuses an unknown profile by name, and an unreachable gateway, before creating anything", async () => {
+    const fake = coreOf();
+    await expect(warmBaseImage(warmInput(fake.call, [], { profileId: "nope" }))).rejects.toThrow(
       /no cloudWorkers profile "nope" uses provider vercel-sandbox/,
     );
-    expect(runtimeAsked).toBe(0);
+    const down: GatewayCall = async () => {
+      throw new Error("connect ECONNREFUSED 127.0.0.1:1");
+    };
+    await expect(warmBaseImage(warmInput(down, []))).rejects.toMatchObject({
+      message: expect.stringMatching(/^the gateway did not answer environments.list/),
+      remedy: expect.stringMatching(/start it \(`openclaw gateway run`\)/),
+    });
     expect(h.api.commands()).toHaveLength(0);
   });
 
-  it("interrupted (Ctrl-C), it deletes the builder and records no image", async () => {
+  it("a worker without a project and without a request provisions as before: no runtime asked, no image", async () => {
+    const fake = coreOf();
+    await fake.call("environments.create", { profileId: "spec", idempotencyKey: "k" });
+    expect(fake.runtimeAsked()).toBe(0);
+    expect(await bases()).toHaveLength(0);
+    await fake.call("environments.destroy", { environmentId: "env-1" });
+  }, 240_000);
+
+  it("interrupted (Ctrl-C) while core provisions, it destroys the environment and records no image", async () => {
+    const fake = coreOf();
     const abort = new AbortController();
     const lines: string[] = [];
-    const input = warmInput(lines, { signal: abort.signal });
+    const input = warmInput(fake.call, lines, { signal: abort.signal });
     input.progress = (line) => {
       lines.push(line);
-      if (/^builder \S+ created/.test(line)) abort.abort(new Error("interrupted"));
+      if (/^environment env-1: provisioning/.test(line)) abort.abort(new Error("interrupted"));
     };
-    await expect(warmBaseImage(input)).rejects.toThrow();
-    const builder = /^builder (\S+) created/.exec(lines[0] ?? "")?.[1];
-    expect(builder).toMatch(/^openclaw-/);
-    expect(await sandboxGone(builder!)).toBe(true);
-    expect(lines.at(-1)).toMatch(new RegExp(`^builder ${builder} deleted`));
-    expect(await bases()).toHaveLength(0);
+    await expect(warmBaseImage(input)).rejects.toThrow(/interrupted/);
+    expect(fake.envs.map((e) => e.worker.state)).toEqual(["destroyed"]);
+    expect(await h.sandboxExists(fake.envs[0]!.worker.leaseId)).toBe(false);
+    expect(lines.at(-1)).toMatch(/^environment env-1 destroyed/);
   }, 240_000);
 
   let built: Awaited<ReturnType<typeof warmBaseImage>>;
+  let builtLease: string;
   const lines: string[] = [];
 
-  it("builds the base image in a builder sandbox of its own, deletes the builder, and images lists it", async () => {
-    built = await warmBaseImage(warmInput(lines));
-    expect(built).toMatchObject({ profile: "spec", built: true });
-    const [base] = await bases();
-    expect(base).toMatchObject({ snapshotId: built.snapshotId, key: built.baseKey, projectKey: "", state: "ready" });
-    // A progress line per phase as it ended, the builder's creation first and its deletion last.
-    expect(lines.map((l) => l.replace(/[: ].*$/, ""))).toEqual([
-      "builder",
-      "runtime",
-      "runtime",
-      "base",
-      "base",
-      "builder",
-    ]);
-    expect(lines.slice(1, 5).map((l) => l.replace(/: .*$/, ""))).toEqual([
-      "runtime install",
-      "runtime measurement",
-      "base scrub",
-      "base capture",
-    ]);
-    expect(await sandboxGone(built.builder!)).toBe(true);
+  it("builds the base image on core's worker before its enrollment, destroys it, and images lists it as base", async () => {
+    const fake = coreOf();
+    const before = (await bases()).length;
+    built = await warmBaseImage(warmInput(fake.call, lines));
+    builtLease = fake.envs[0]!.worker.leaseId;
+    expect(built).toMatchObject({ profile: "spec", built: true, environmentId: "env-1", leaseId: builtLease });
+    expect(await bases()).toHaveLength(before + 1);
+    const [base] = (await bases()).filter((b) => b.snapshotId === built.snapshotId);
+    expect(base).toMatchObject({ key: built.baseKey, projectKey: "", sourceLeaseId: builtLease, state: "ready" });
+    expect(fake.envs.map((e) => e.worker.state)).toEqual(["destroyed"]);
+    expect(await h.sandboxExists(builtLease)).toBe(false);
+    // The capture came before enrollment: the provider logged the base step, then enrollment began.
+    const log = h.logs.filter((l) => l.startsWith(`vercel-sandbox ${builtLease}:`));
+    const at = (re: RegExp) => log.findIndex((l) => re.test(l));
+    expect(at(/base capture \d+ ms/)).toBeGreaterThan(-1);
+    expect(at(/base capture \d+ ms/)).toBeLessThan(at(/: enrollment-started$/));
+    expect(lines.at(-1)).toMatch(/^environment env-1 destroyed/);
     expect(renderWarm(built)).toMatch(
       new RegExp(`^Built base image ${built.snapshotId} for profile spec in \\d+\\.\\d s`),
     );
@@ -163,7 +218,7 @@ describe("images warm", () => {
       Date.now(),
     );
     expect(listed.split("\n").find((l) => l.startsWith(built.snapshotId))).toMatch(/\sbase\s/);
-  }, 240_000);
+  }, 300_000);
 
   it("a new project's first worker starts from it and runs no runtime install", async () => {
     const leaseId = await newProject();
@@ -174,44 +229,21 @@ describe("images warm", () => {
       .commands()
       .filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
     expect(rootPrograms).toHaveLength(1);
-    expect(await bases()).toHaveLength(1);
   }, 240_000);
 
-  it("a second run builds nothing and says so", async () => {
+  it("a second run builds nothing, creates no environment, and says so", async () => {
+    const fake = coreOf();
     const commands = h.api.commands().length;
-    const again = await warmBaseImage(warmInput([]));
+    const again = await warmBaseImage(warmInput(fake.call, []));
     expect(again).toMatchObject({ built: false, snapshotId: built.snapshotId });
-    expect(again.builder).toBeUndefined();
+    expect(again.environmentId).toBeUndefined();
     expect(renderWarm(again)).toMatch(/is current: nothing was built/);
+    expect(fake.envs).toHaveLength(0);
     expect(h.api.commands()).toHaveLength(commands);
-    expect(await bases()).toHaveLength(1);
   }, 120_000);
 
-  it("two runs at once capture one base image between them (the store's capture claim)", async () => {
-    const fresh = workerArchive();
-    h.gateway.serve(fresh);
-    const before = (await bases()).length;
-    const twice = await Promise.allSettled(
-      [0, 1].map(() =>
-        warmBaseImage({ ...warmInput([]), runtime: async () => runtimePreparation(h, runtime, fresh)() }),
-      ),
-    );
-    const builtOnes = twice.filter((r) => r.status === "fulfilled" && r.value.built);
-    expect(builtOnes).toHaveLength(1);
-    // The other one either met the claim (refused, naming it) or found the image already captured.
-    const other = twice.find((r) => !(r.status === "fulfilled" && r.value.built));
-    if (other?.status === "rejected") expect(String(other.reason)).toMatch(/capturing the base image of this runtime/);
-    else expect(other?.status === "fulfilled" && other.value.built).toBe(false);
-    expect(await bases()).toHaveLength(before + 1);
-  }, 240_000);
-
-  it("no secret in the builder's argv, the progress, the report or the image", async () => {
-    const builderArgv = h.api
-      .commands()
-      .filter((c) => c.sandboxName === built.builder)
-      .map((c) => [c.command, ...c.args].join(" "));
-    expect(builderArgv.length).toBeGreaterThan(0);
-    const said = [...builderArgv, ...lines, JSON.stringify(built), renderWarm(built)].join("\n");
+  it("no secret in the progress, the report or the image", async () => {
+    const said = [...lines, JSON.stringify(built), renderWarm(built)].join("\n");
     for (const secret of secrets()) expect(said).not.toContain(secret);
     const found = await onImage(
       built.snapshotId,

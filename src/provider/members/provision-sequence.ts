@@ -6,8 +6,9 @@
 import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { messageOf } from "../../infra/index.js";
-import { DeclaredPreparationError, ImageRefusedError } from "../../preparation/index.js";
+import { CaptureRequiredError, DeclaredPreparationError, ImageRefusedError } from "../../preparation/index.js";
 import type { ProviderParts } from "../parts.js";
+import { baseOnRequest } from "../steps/base-request.js";
 import { failProvision } from "../steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";
 import { enrollNode } from "../steps/enroll.js";
@@ -21,7 +22,7 @@ import type { Renewal } from "./renewal.js";
 export type ProvisionRequest = Pick<ProvisionRun, "allocation" | "settings" | "rawSettings" | "vcpus" | "options">;
 
 export async function provisionSequence(
-  { ledger, warmImages, steps, enroll, projectFor }: ProviderParts,
+  { ledger, warmImages, steps, enroll, projectFor, options }: ProviderParts,
   renewal: Renewal,
   request: ProvisionRequest,
 ): Promise<WorkerLease> {
@@ -47,7 +48,9 @@ export async function provisionSequence(
         },
       ));
     signal?.throwIfAborted();
-    const created = sandbox;
+    // A worker without a project captures the base image first when `images warm` asked for one.
+    const created = chosen ? sandbox : await baseOnRequest(run, steps, sandbox, warmImages, options.stateDir);
+    sandbox = created;
     const prepared = chosen
       ? await phase(steps, leaseId, "preparation", () => prepareStep(run, steps, created, chosen, warmImages))
       : undefined;
@@ -66,7 +69,12 @@ export async function provisionSequence(
     const out = await failProvision(run, steps, error);
     // A declared recipe's failure is permanent once nothing is left behind, and so is a refused image: the
     // lease's recorded start is that image, so a replay would meet it again (the next dispatch starts cold).
-    if (out instanceof DeclaredPreparationError || out instanceof ImageRefusedError) {
+    // So is a box core requires captured that cannot be (CaptureRequiredError): a retry would meet the same box.
+    if (
+      out instanceof DeclaredPreparationError ||
+      out instanceof ImageRefusedError ||
+      out instanceof CaptureRequiredError
+    ) {
       throw new WorkerProviderError(messageOf(out));
     }
     throw out;

@@ -1,0 +1,90 @@
+// Step 2b for a worker without a project (core's `environments.create`), only when `images warm` asked for it
+// (preparation/warm-request.ts): on the sandbox this attempt has just created cold, before enrollment, the base
+// step of a cold provision (preparation/base.ts): core's runtime installed and measured, and, when no base image
+// of its key exists, the box scrubbed, captured as the base image and restored. Nothing but our runtime program
+// has run there. Every other worker without a project provisions exactly as before. The diagnostics record
+// what happened under the lease, which is how `images warm` learns it.
+import { registerSecret } from "../../infra/index.js";
+import {
+  baseKeyOf,
+  installBase,
+  type PreparationDiagnostics,
+  profileKeyOf,
+  takeBaseImageRequest,
+} from "../../preparation/index.js";
+import type { SandboxHandle } from "../../vercel/index.js";
+import { egressPolicy, gatewayHostOf } from "../policy.js";
+import type { ProvisionRun, StepContext } from "./run.js";
+import { imageExpirationMs, type WarmImages } from "./warm-images.js";
+
+/** Returns the sandbox to enroll: `sandbox`, or its restored session after a capture. */
+export async function baseOnRequest(
+  run: ProvisionRun,
+  context: StepContext,
+  sandbox: SandboxHandle,
+  images: WarmImages,
+  stateDir: string | undefined,
+): Promise<SandboxHandle> {
+  const prepare = run.options.prepareNodeRuntime;
+  if (run.options.project || !run.created || !run.settings.warmImage || !prepare) return sandbox;
+  const profileKey = profileKeyOf(run.settings, run.vcpus);
+  if (!(await takeBaseImageRequest(stateDir, profileKey, Date.now()))) return sandbox;
+  const { leaseId } = run.allocation;
+  const runtime = await prepare();
+  registerSecret(runtime.nodeBootstrap.token, leaseId);
+  registerSecret(runtime.workerBundle.token, leaseId);
+  const baseKey = baseKeyOf(profileKey, runtime);
+  const started = Date.now();
+  const signal = run.options.signal ?? new AbortController().signal;
+  const base = await installBase({
+    leaseId,
+    project: run.project,
+    sandbox,
+    box: run.project.box(sandbox),
+    store: images.store,
+    profileKey,
+    baseKey,
+    runtime,
+    imageExpirationMs: imageExpirationMs(run.settings.images.unusedForMs),
+    installRuntime: (box, r, s) => images.installRuntime(leaseId, box, r, s),
+    openEgress: async ({ sandbox: current, runtimeUrl }) => {
+      if (run.settings.networkPolicy === "allow-all") return;
+      const gateway = runtimeUrl ? gatewayHostOf(runtimeUrl) : undefined;
+      await run.project.updateNetworkPolicy(
+        current,
+        egressPolicy(run.settings, gateway ? [gateway] : [], "bootstrap"),
+        signal,
+      );
+    },
+    progress: (step, ms) => context.logger.info?.(`vercel-sandbox ${leaseId}: ${step} ${ms} ms`),
+    signal,
+    current: () => signal.throwIfAborted(),
+    now: Date.now,
+  });
+  const diagnostics: PreparationDiagnostics = {
+    leaseId,
+    at: started,
+    key: baseKey,
+    projectKey: "",
+    baseCommit: "",
+    recipe: {
+      source: "none",
+      identity: "",
+      notes: ["images warm: the base step of a worker without a project"],
+      warnings: [],
+    },
+    start: "cold",
+    event: "initial",
+    phases: [],
+    ...(base.captured ? { baseImageId: base.captured.snapshotId, imageId: base.captured.snapshotId } : {}),
+    ...(base.skipped ? { baseCaptureSkipped: base.skipped, captureSkipped: base.skipped } : {}),
+    captured: base.captured !== undefined,
+    totalMs: Date.now() - started,
+  };
+  await images.store.recordDiagnostics(diagnostics);
+  const outcome = base.captured
+    ? `captured base image ${base.captured.snapshotId}`
+    : `no base capture: ${base.skipped}`;
+  context.logger.info?.(`vercel-sandbox ${leaseId}: images warm base step: ${outcome}`);
+  return base.sandbox;
+}
