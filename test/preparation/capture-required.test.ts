@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProvisionOptions } from "../../src/infra/worker-types.js";
 import { ImageStore } from "../../src/preparation/store.js";
@@ -88,6 +89,8 @@ describe("captureRequired (OpenClaw 2026.9.4+)", () => {
     await expect(result).rejects.toThrow(
       /requires this worker's completed setup to be captured before enrollment, and it cannot be: the gateway offered no node runtime/,
     );
+    // Permanent for core: a retry would meet the same box.
+    await expect(result).rejects.toBeInstanceOf(WorkerProviderError);
     expect(await diagnosticsOf(leaseId)).toMatchObject({ captured: false, failure: { phase: "capture" } });
     expect(await h.sandboxExists(leaseId)).toBe(false);
   }, 240_000);
