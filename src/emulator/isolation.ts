@@ -55,7 +55,7 @@
 // writable; shown owned by `nobody`, as host ids are unmapped), the few host /etc files the image copies
 // (image.ts ETC_FROM_HOST), and the public CA certificates the sandbox is given. Id ranges are unique
 // within one emulator only: two emulators on one host may (seldom) hand out the same range.
-import { existsSync, lstatSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -272,4 +272,27 @@ export async function stopHolder(holder: Pick<Holder, "pid" | "start">): Promise
     }
   }
   await holder.start.exited;
+  if (holder.pid) await namespaceEnded(holder.pid);
+}
+
+/** How long a stop waits for the killed holder's namespace to empty before going on (its groups then wait more). */
+const NAMESPACE_END_TIMEOUT_MS = 2_000;
+
+/**
+ * Resolves once the holder (PID 1 of its namespace) is gone or a zombie: its outer process may be reaped first,
+ * and a PID 1 becomes a zombie only after every other process of its namespace has ended, so from then on
+ * nothing of the sandbox holds its groups (cgroups.ts removes them without a retry).
+ */
+async function namespaceEnded(pid: number): Promise<void> {
+  const deadline = Date.now() + NAMESPACE_END_TIMEOUT_MS;
+  for (let wait = 1; Date.now() < deadline; wait = Math.min(wait * 2, 20)) {
+    let state: string | undefined;
+    try {
+      state = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
+    } catch {
+      return;
+    }
+    if (state === "Z" || state === "X") return;
+    await new Promise((r) => setTimeout(r, wait));
+  }
 }
