@@ -4,10 +4,12 @@
 // gateway under test, argv[2]) with the harness's isolated environment, and prints one JSON line per approval
 // it sees requested. The test decides: the n-th approval requested gets the n-th line of the decisions file
 // (argv[3]; "allow-once" or "deny"), waited for up to a minute; the outcome is printed too. Every line carries
-// `at` (epoch ms) for the spec's phase figures.
+// `at` (epoch ms) for the spec's phase figures. It also makes the admin calls the spec asks for in the requests
+// file (argv[7], one JSON `{method, params}` a line; e.g. chat.abort, which core allows only the run's own
+// connection or an operator.admin one), printing one `response` line each.
 import { pathToFileURL } from "node:url";
 
-const [sdkPath, configPath, decisionsPath, url, tlsFingerprint] = process.argv.slice(2);
+const [sdkPath, configPath, decisionsPath, url, tlsFingerprint, requestsPath] = process.argv.slice(2);
 if (!sdkPath || !configPath || !decisionsPath || !url) {
   process.stderr.write("usage: approver.mjs <gateway-runtime.js> <openclaw.json> <decisions> <wss-url> [tls-sha256]\n");
   process.exit(2);
@@ -57,7 +59,29 @@ async function answer(id, index) {
   const result = await client.request("plugin.approval.resolve", { id, decision });
   print({ event: "resolved", id, decision, ok: Boolean(result) });
 }
+let handled = 0;
+async function serveRequests() {
+  if (!requestsPath) return;
+  for (;;) {
+    let lines = [];
+    try {
+      lines = readFileSync(requestsPath, "utf8").split("\n").filter(Boolean);
+    } catch {}
+    while (handled < lines.length) {
+      const index = handled++;
+      try {
+        const { method, params } = JSON.parse(lines[index]);
+        await client.request(method, params);
+        print({ event: "response", index, ok: true });
+      } catch (error) {
+        print({ event: "response", index, ok: false, message: String(error?.message ?? error) });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 client.start();
+serveRequests();
 const stop = () => {
   client.stop?.();
   process.exit(0);

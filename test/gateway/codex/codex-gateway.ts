@@ -79,16 +79,20 @@ export function codexGatewayConfig(baseUrl: string): Record<string, unknown> {
 export class Approver {
   readonly #processes = new ChildProcesses((text) => text);
   readonly #decisions: string;
+  readonly #requests: string;
+  #requested = 0;
   readonly #lines: Array<Record<string, unknown>> = [];
   #given = 0;
 
-  private constructor(decisions: string) {
+  private constructor(decisions: string, requests: string) {
     this.#decisions = decisions;
+    this.#requests = requests;
   }
 
   static async start(gw: GatewayHarness, tlsFingerprint: string): Promise<Approver> {
-    const approver = new Approver(path.join(gw.runDir, "approval-decisions"));
+    const approver = new Approver(path.join(gw.runDir, "approval-decisions"), path.join(gw.runDir, "admin-requests"));
     await fs.writeFile(approver.#decisions, "", { mode: 0o600 });
+    await fs.writeFile(approver.#requests, "", { mode: 0o600 });
     const sdk = path.join(path.dirname(gw.openclawEntry), "dist", "plugin-sdk", "gateway-runtime.js");
     const child = approver.#processes.spawn(
       process.execPath,
@@ -99,6 +103,7 @@ export class Approver {
         approver.#decisions,
         `wss://127.0.0.1:${gw.port}`,
         tlsFingerprint,
+        approver.#requests,
       ],
       { cwd: gw.runDir, env: gw.baseEnv() },
     );
@@ -126,6 +131,18 @@ export class Approver {
   async decide(decision: "allow-once" | "deny"): Promise<void> {
     this.#given += 1;
     await fs.appendFile(this.#decisions, `${decision}\n`);
+  }
+
+  /** A gateway call on its operator.admin connection (e.g. chat.abort of another connection's run). */
+  async request(method: string, params: unknown): Promise<void> {
+    const index = this.#requested++;
+    await fs.appendFile(this.#requests, `${JSON.stringify({ method, params })}\n`);
+    const answer = await waitFor(
+      `the approver's answer to ${method}`,
+      async () => this.#lines.find((l) => l.event === "response" && l.index === index),
+      { timeoutMs: 120_000 },
+    );
+    if (answer.ok !== true) throw new Error(`${method} failed: ${String(answer.message)}`);
   }
 
   /** How many approvals it has resolved, with which decisions. */
