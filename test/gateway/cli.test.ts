@@ -1,6 +1,8 @@
 // Issue 12, the CLI: `openclaw vercel-sandbox …` as the installed openclaw@2026.9.2 runs it, with the packed
 // plugin installed into an isolated state dir and a profile on the emulator. The commands run in the CLI
-// process; status and gc reach the running gateway through its RPCs. One gateway serves the file.
+// process; status, gc and images warm reach the running gateway through its RPCs. One gateway serves the file;
+// it runs bound to a TLS test host (core enrolls nodes only on a non-loopback gateway), so `images warm` builds
+// the base image on a real worker of it (one cold provision with the real runtime: the file's one build).
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
@@ -8,6 +10,7 @@ import { ImageStore } from "../../src/preparation/store.js";
 import { LeaseLedger } from "../../src/provider/ledger.js";
 import { emulatorSettings, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness, parseCliJson } from "./harness.js";
+import { TestHost } from "./test-host.js";
 
 const PROFILE = "vsb";
 const SCOPE = "cli-test";
@@ -21,6 +24,7 @@ const FOREIGN = "scratch-of-someone";
 
 let harness: GatewayHarness | undefined;
 let api: LocalSandboxApi | undefined;
+let host: TestHost | undefined;
 
 function gw(): GatewayHarness {
   if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
@@ -32,9 +36,9 @@ function emulator(): LocalSandboxApi {
 }
 
 /** `openclaw vercel-sandbox <args>` with the Vercel token in this CLI process's environment only. */
-function vsb(args: string[]) {
+function vsb(args: string[], timeoutMs = 120_000) {
   return gw().oc(["vercel-sandbox", ...args], {
-    timeoutMs: 120_000,
+    timeoutMs,
     env: { [TOKEN_ENV]: emulator().credentials.token },
   });
 }
@@ -55,6 +59,7 @@ interface Check {
 beforeAll(async () => {
   harness = await GatewayHarness.create();
   api = await startLocalSandboxApi();
+  host = await TestHost.create();
   await harness.installPlugin(await harness.packPlugin());
   const settings = { ...emulatorSettings(api), scope: SCOPE };
   await harness.patchConfig({ cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings } } } });
@@ -64,7 +69,11 @@ afterAll(async () => {
   try {
     await harness?.dispose();
   } finally {
-    await api?.close();
+    try {
+      await api?.close();
+    } finally {
+      await host?.dispose();
+    }
   }
 }, 180_000);
 
@@ -109,7 +118,7 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       expect(own.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, "m"));
   });
 
-  it("images warm is registered: an unknown profile is refused by name; the CLI alone has no runtime and says so", {
+  it("images warm is registered: an unknown profile is refused by name; without a running gateway it says to start one", {
     timeout: 240_000,
   }, async () => {
     const unknown = await vsb(["images", "warm", "--worker-profile", "nope"]);
@@ -117,9 +126,9 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
     expect(unknown.stderr).toMatch(/no cloudWorkers profile "nope" uses provider vercel-sandbox/);
     const known = await vsb(["images", "warm", "--worker-profile", PROFILE, "--json"]);
     expect(known.code, gw().describeFailure("images warm", known)).toBe(1);
-    expect(parseCliJson<{ error: { message: string } }>(known.stdout)?.error.message).toMatch(
-      /node runtime to its provider only inside a provision/,
-    );
+    const refused = parseCliJson<{ error: { message: string; remedy: string } }>(known.stdout)?.error;
+    expect(refused?.message).toMatch(/^the gateway did not answer environments\.list/);
+    expect(refused?.remedy).toMatch(/openclaw gateway run/);
     expect(await sandboxNames()).toEqual([]);
   });
 
@@ -130,7 +139,14 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       for (const name of [UNOWNED, FOREIGN]) {
         await Sandbox.create({ ...connection, name, tags: { "openclaw-scope": SCOPE } });
       }
-      await gw().startGateway({ env: { [TOKEN_ENV]: target.credentials.token }, secrets: [target.credentials.token] });
+      // Bound to the test host with its certificate; the origin the doctor case set would send workers elsewhere.
+      await gw().patchConfig({ gateway: { ...(host as TestHost).gatewayConfig(), publicOrigin: null } });
+      await gw().startGateway({
+        bind: "custom",
+        tlsCertPem: (host as TestHost).certPem,
+        env: { [TOKEN_ENV]: target.credentials.token },
+        secrets: [target.credentials.token],
+      });
     }, 300_000);
 
     it("status --json joins Vercel, the ledger and the gateway's keepalive", { timeout: 240_000 }, async () => {
@@ -216,6 +232,58 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       expect(parseCliJson(result.stdout)).toEqual({ images: [image], diagnostics: [] });
       const table = await vsb(["images"]);
       expect(table.stdout).toMatch(/^snap_cli_test\s+project\s+kkkkkkkkkkkk\s+script\s+cccccccccccc\s/m);
+    });
+
+    it("images warm --worker-profile builds the base image on a worker of the gateway, destroys it, and a second run builds nothing", {
+      timeout: 900_000,
+    }, async () => {
+      const result = await vsb(["images", "warm", "--worker-profile", PROFILE, "--json"], 840_000);
+      expect(result.code, gw().describeFailure("images warm", result)).toBe(0);
+      const report = parseCliJson<{
+        built: boolean;
+        snapshotId: string;
+        environmentId: string;
+        leaseId: string;
+        wallMs: number;
+        sizeBytes?: number;
+      }>(result.stdout);
+      expect(report).toMatchObject({ profile: PROFILE, built: true, environmentId: expect.any(String) });
+      process.stderr.write(
+        `[cli test] images warm: ${report?.wallMs} ms, ${report?.snapshotId}, ${report?.sizeBytes ?? "?"} bytes\n`,
+      );
+      // Progress lines on stderr, and no secret this run knows of anywhere in the output.
+      expect(result.stderr).toMatch(/^vercel-sandbox images warm: environment \S+ ready/m);
+      expect(result.stderr).toMatch(/^vercel-sandbox images warm: environment \S+ destroyed/m);
+      const said = result.stdout + result.stderr;
+      expect(gw().redact(said)).toBe(said);
+      expect(said).not.toContain(emulator().credentials.token);
+
+      const images = await vsb(["images", "--json"]);
+      const listed = parseCliJson<{ images: Array<{ snapshotId: string; kind?: string; sourceLeaseId: string }> }>(
+        images.stdout,
+      );
+      expect(listed?.images.find((i) => i.snapshotId === report?.snapshotId)).toMatchObject({
+        kind: "base",
+        sourceLeaseId: report?.leaseId,
+      });
+      const table = await vsb(["images"]);
+      expect(table.stdout).toMatch(new RegExp(`^${report?.snapshotId}\\s+base\\s`, "m"));
+      // The environment is no longer live, and no sandbox of its lease remains on the emulator.
+      const environments = await gw().callOk<{ environments: Array<{ id: string; worker?: { state: string } }> }>(
+        "environments.list",
+        {},
+      );
+      const left = environments.environments.find((e) => e.id === report?.environmentId);
+      expect([undefined, "destroyed"]).toContain(left?.worker?.state);
+      expect(await sandboxNames()).toEqual([FOREIGN]);
+
+      const again = await vsb(["images", "warm", "--worker-profile", PROFILE]);
+      expect(again.code, gw().describeFailure("images warm", again)).toBe(0);
+      expect(again.stdout).toMatch(
+        new RegExp(`^Base image ${report?.snapshotId} of profile ${PROFILE} is current: nothing was built`, "m"),
+      );
+      expect(again.stdout).not.toMatch(/environment \S+ destroyed/);
+      expect(await sandboxNames()).toEqual([FOREIGN]);
     });
   });
 });
