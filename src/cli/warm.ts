@@ -120,7 +120,7 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
   }
   await requestBaseImage(input.stateDir, profileKey, Date.now());
   try {
-    return await withWorkerEnvironment(
+    const out = await withWorkerEnvironment(
       { call: input.call, profileId: profile.id, progress: input.progress, signal: input.signal },
       input.timings ?? DEFAULT_TIMINGS,
       async ({ environmentId, leaseId }) => {
@@ -156,6 +156,8 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
         );
       },
     );
+    // The figure is the whole command's, the environment's destroy included.
+    return { ...out, wallMs: Date.now() - started };
   } finally {
     await withdrawBaseImageRequest(input.stateDir, profileKey);
   }

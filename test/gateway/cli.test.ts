@@ -248,15 +248,21 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
         sizeBytes?: number;
       }>(result.stdout);
       expect(report).toMatchObject({ profile: PROFILE, built: true, environmentId: expect.any(String) });
-      process.stderr.write(
-        `[cli test] images warm: ${report?.wallMs} ms, ${report?.snapshotId}, ${report?.sizeBytes ?? "?"} bytes\n`,
-      );
       // Progress lines on stderr, and no secret this run knows of anywhere in the output.
       expect(result.stderr).toMatch(/^vercel-sandbox images warm: environment \S+ ready/m);
       expect(result.stderr).toMatch(/^vercel-sandbox images warm: environment \S+ destroyed/m);
       const said = result.stdout + result.stderr;
       expect(gw().redact(said)).toBe(said);
       expect(said).not.toContain(emulator().credentials.token);
+      const progress = result.stderr.split("\n").filter((l) => l.startsWith("vercel-sandbox images warm: "));
+      const phases = (await gw().gatewayLogText())
+        .split("\n")
+        .filter((l) => l.includes(`${report?.leaseId}:`) && / \d+ ms/.test(l))
+        .map((l) => l.slice(l.indexOf(`${report?.leaseId}:`), 200));
+      process.stderr.write(
+        `[cli test] images warm: ${report?.wallMs} ms, ${report?.snapshotId}, ${report?.sizeBytes ?? "?"} bytes\n` +
+          `${[...progress, ...phases].join("\n")}\n`,
+      );
 
       const images = await vsb(["images", "--json"]);
       const listed = parseCliJson<{ images: Array<{ snapshotId: string; kind?: string; sourceLeaseId: string }> }>(
