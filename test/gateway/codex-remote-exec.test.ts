@@ -140,6 +140,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   });
 
   it("a second turn asks for a new approval and reuses the same VM2", { timeout: 900_000 }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const before = await worker.sandboxes();
     const created = sandboxCreates();
     const marker = randomBytes(6).toString("hex");
@@ -153,6 +154,7 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   });
 
   it("an attempt whose approval is denied runs nothing on VM2", { timeout: 900_000 }, async () => {
+    expect(placedOnVm2, "the first case must place the session on VM2").toBe(true);
     const marker = `denied-${randomBytes(6).toString("hex")}`;
     await turn(`${RUN_MARKER} touch /tmp/${marker}; echo ${marker}`, "deny");
     expect(approvals().resolved()).toEqual(["allow-once", "allow-once", "deny"]);
