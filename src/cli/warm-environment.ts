@@ -80,7 +80,9 @@ export async function withWorkerEnvironment<T>(
     while (!settled && !signal.aborted) {
       await Promise.race([sleep(timings.pollMs), creating.catch(() => undefined)]);
       if (settled) break;
-      const mine = await newEnvironment(call, before).catch(() => undefined);
+      // A listing that failed (a busy gateway) says nothing new: the last line stands.
+      const mine = await newEnvironment(call, before).catch(() => null);
+      if (mine === null) continue;
       const state = mine ? `${mine.environmentId}: ${mine.state}` : "requested";
       if (state !== last) progress(`environment ${state} (${seconds(Date.now() - started)})`);
       last = state;
