@@ -3,8 +3,8 @@
 // measurement is the clean baseline every later check of this lease (and of every image built on it) compares
 // with. When no base image of the key exists and nobody else is capturing one, the box is scrubbed and
 // captured as the base image, then restored. Only such a box is ever a base image's source: nothing but our
-// own runtime program has run there. `images warm` (src/cli/warm.ts) runs the same steps on a builder sandbox
-// of its own, which it deletes instead of restoring.
+// own runtime program has run there. `images warm` (src/cli/warm.ts) has the gateway run the same step on a
+// worker without a project that it asked for (provider/steps/base-request.ts), which it then destroys.
 import type { NodeRuntimePreparation } from "../infra/index.js";
 import type { SandboxBox, SandboxHandle, VercelProject } from "../vercel/index.js";
 import { scrubBox } from "./box.js";
