@@ -13,6 +13,7 @@ import type { GatewayCall } from "./gateway.js";
 import { planGc, renderGc, runGc } from "./gc.js";
 import { renderImages } from "./images.js";
 import { observe } from "./observe.js";
+import { installedOpenClawVersion } from "./openclaw-version.js";
 import { vercelProfiles } from "./profiles.js";
 import { buildStatus, renderStatus } from "./status.js";
 import { indented } from "./table.js";
@@ -118,6 +119,7 @@ async function warm(context: CommandContext, options: Options & { workerProfile?
       client: env.client,
       progress: (line) => process.stderr.write(`vercel-sandbox images warm: ${line}\n`),
       signal: abort.signal,
+      openclawVersion: installedOpenClawVersion(),
     });
     return { json: report, text: renderWarm(report) };
   } finally {

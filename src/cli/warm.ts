@@ -7,7 +7,9 @@
 // environment created, waited for and destroyed through the gateway (warm-environment.ts). That worker's
 // provision takes the request and runs the cold provision's base step right after its sandbox was created,
 // before enrollment (provider/steps/base-request.ts), so no agent code ran on the box it captures. A base image
-// of the profile's shape already in the store makes it a no-op that says so.
+// of the profile's shape and of the OpenClaw version this CLI runs in already in the store makes it a no-op
+// that says so; one of another version (an upgraded gateway) is not current, and the gateway's worker decides
+// by the exact runtime digest.
 import { messageOf } from "../infra/index.js";
 import {
   type ImageRecord,
@@ -41,6 +43,11 @@ export interface WarmInput {
   /** Ctrl-C: the environment is still destroyed. */
   signal: AbortSignal;
   timings?: EnvironmentTimings;
+  /**
+   * The OpenClaw version this CLI runs in (the gateway's, in one install): base images of another are stale.
+   * Unknown: no shortcut, the gateway's worker decides.
+   */
+  openclawVersion: string | undefined;
 }
 
 export interface WarmReport {
@@ -92,10 +99,20 @@ export function chooseProfile(profiles: readonly ProfileEntry[], profileId: stri
   return chosen;
 }
 
-/** The newest base image of the profile's shape that may serve allocations. */
-async function baseImageOf(store: ImageStore, profileKey: string): Promise<ImageRecord | undefined> {
+/** The newest base image of the profile's shape and this OpenClaw version that may serve allocations. */
+async function baseImageOf(
+  store: ImageStore,
+  profileKey: string,
+  openclawVersion: string | undefined,
+): Promise<ImageRecord | undefined> {
+  if (openclawVersion === undefined) return undefined;
   const bases = (await store.images()).filter(
-    (i) => i.kind === "base" && i.profileKey === profileKey && i.state === "ready" && i.refusedAt === undefined,
+    (i) =>
+      i.kind === "base" &&
+      i.profileKey === profileKey &&
+      i.openclawVersion === openclawVersion &&
+      i.state === "ready" &&
+      i.refusedAt === undefined,
   );
   return bases.sort((a, b) => b.createdAt - a.createdAt)[0];
 }
@@ -114,9 +131,13 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
     note,
     ...extra,
   });
-  const existing = await baseImageOf(store, profileKey);
+  const existing = await baseImageOf(store, profileKey, input.openclawVersion);
   if (existing) {
-    return report(existing, false, "a base image of this profile's shape exists; nothing was built");
+    return report(
+      existing,
+      false,
+      `a base image of this profile's shape and OpenClaw ${input.openclawVersion} exists; nothing was built`,
+    );
   }
   await requestBaseImage(input.stateDir, profileKey, Date.now());
   try {
@@ -136,7 +157,7 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
           });
         }
         // Captured elsewhere meanwhile (a cold worker, another images warm), or found current by the provision.
-        const other = step ? await store.usable(step.key) : await baseImageOf(store, profileKey);
+        const other = step ? await store.usable(step.key) : await baseImageOf(store, profileKey, input.openclawVersion);
         if (other) {
           const why = step?.baseCaptureSkipped ?? "another worker took the request";
           return report(

@@ -92,6 +92,7 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
       lastUsedAt: input.now(),
       state: "ready",
       runtime: baseline,
+      openclawVersion: input.runtime.nodeBootstrap.openclawVersion,
     };
     await store.recordImage(record);
     current();

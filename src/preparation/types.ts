@@ -31,6 +31,11 @@ export interface ImageRecord {
    * before any recipe ran; a project image carries its base's (absent on images captured before either was).
    */
   runtime?: RuntimeDigest;
+  /**
+   * A base image's OpenClaw version (core's `nodeBootstrap.openclawVersion`): `images warm`, which cannot learn
+   * the gateway's runtime digest outside a provision, treats a base image of another version as absent.
+   */
+  openclawVersion?: string;
   /** When a worker started from it found that runtime changed: from then on it serves no allocation. */
   refusedAt?: number;
   refusedReason?: string;

@@ -12,6 +12,7 @@ import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GatewayCall } from "../../src/cli/gateway.js";
 import { renderImages } from "../../src/cli/images.js";
+import { installedOpenClawVersion } from "../../src/cli/openclaw-version.js";
 import { renderWarm, type WarmInput, warmBaseImage } from "../../src/cli/warm.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
@@ -122,6 +123,7 @@ function warmInput(call: GatewayCall, lines: string[], extra: Partial<WarmInput>
     progress: (line) => lines.push(line),
     signal: new AbortController().signal,
     timings: { readyTimeoutMs: 180_000, destroyTimeoutMs: 60_000, pollMs: 100 },
+    openclawVersion: installedOpenClawVersion(),
     ...extra,
   };
 }
@@ -202,6 +204,8 @@ describe("images warm", () => {
     expect(await bases()).toHaveLength(before + 1);
     const [base] = (await bases()).filter((b) => b.snapshotId === built.snapshotId);
     expect(base).toMatchObject({ key: built.baseKey, projectKey: "", sourceLeaseId: builtLease, state: "ready" });
+    // Core's runtime version is on the record: the next run's shortcut compares it with the CLI's own.
+    expect(base?.openclawVersion).toBe(runtime.version);
     expect(fake.envs.map((e) => e.worker.state)).toEqual(["destroyed"]);
     expect(await h.sandboxExists(builtLease)).toBe(false);
     // The capture came before enrollment: the provider logged the base step, then enrollment began.
@@ -241,6 +245,16 @@ describe("images warm", () => {
     expect(fake.envs).toHaveLength(0);
     expect(h.api.commands()).toHaveLength(commands);
   }, 120_000);
+
+  it("a base image of another OpenClaw version is not current: the gateway's worker decides, and builds none for this runtime", async () => {
+    const fake = coreOf();
+    const again = await warmBaseImage(warmInput(fake.call, [], { openclawVersion: "2026.9.6" }));
+    expect(fake.envs).toHaveLength(1);
+    expect(again.environmentId).toBe(fake.envs[0]?.id);
+    expect(again).toMatchObject({ built: false, snapshotId: built.snapshotId });
+    expect(fake.envs[0]?.worker.state).toBe("destroyed");
+    expect(await bases()).toHaveLength(1);
+  }, 240_000);
 
   it("no secret in the progress, the report or the image", async () => {
     const said = [...lines, JSON.stringify(built), renderWarm(built)].join("\n");
