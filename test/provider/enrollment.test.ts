@@ -81,6 +81,20 @@ describe("node enrollment", () => {
     expect(await h.sandboxExists(leaseId)).toBe(false);
   });
 
+  it("the runtime install leaves no npm cache on the box: each install has its own, gone with it", async () => {
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    const left = await h.sh(
+      leaseId,
+      "ls -A ~/.npm/_cacache 2>/dev/null | head -3; ls -A ~/.openclaw-worker/node-runtimes | grep -v '^[0-9a-f]\\{64\\}$' || true",
+    );
+    expect(left.trim()).toBe("");
+    expect(await h.sh(leaseId, "ls ~/.openclaw-worker/node-runtimes")).toMatch(new RegExp(`^${artifact.sha256}\\s*$`));
+    await provider.destroy({ leaseId, profile: h.profile });
+  });
+
   it("a replay adopts the node it started instead of starting a second, and a dead node resumes on the verified runtime", async () => {
     const provider = h.provider();
     const op = operationId();

@@ -1,7 +1,10 @@
 // The program's runtime steps: reuse a verified install of this artifact's SHA-256, or install the downloaded
 // archive with npm (it is not an offline bundle: npm fetches its dependencies from the registry) into a
 // staging directory that becomes the runtime only once the installed openclaw is verified. npm's
-// environment holds no secret: they left process.env before anything ran.
+// environment holds no secret: they left process.env before anything ran. Each install has a private npm cache,
+// removed with its staging directory: two bootstraps of one box (a replay beside a slow first attempt) never
+// share npm's cache, whose temporary directory one npm empties when it exits while the other still extracts
+// into it, and no image captured after the install carries a second copy of the runtime's packages.
 // biome-ignore lint/complexity/noUselessStringRaw: every part is raw, so an escape added later stays literal
 export const RUNTIME_STEPS = String.raw`
 /** The installed openclaw must be the gateway's: name, version, and the CLI's own answer. */
@@ -45,6 +48,7 @@ async function reusableRuntime() {
 async function install(archive) {
   const staging = fs.mkdtempSync(path.join(RUNTIMES, ".staging-" + PLAN.artifact.sha256.slice(0, 12) + "-"));
   const log = path.join(staging, "npm.log");
+  const cache = fs.mkdtempSync(path.join(RUNTIMES, ".npm-cache-"));
   try {
     fs.writeFileSync(
       path.join(staging, "package.json"),
@@ -52,7 +56,7 @@ async function install(archive) {
     );
     const code = await runLogged(
       "npm",
-      ["install", "--prefix", staging, "--omit=dev", "--no-save", "--package-lock=false", "--no-audit", "--no-fund",
+      ["install", "--prefix", staging, "--cache", cache, "--omit=dev", "--no-save", "--package-lock=false", "--no-audit", "--no-fund",
         "--ignore-scripts=false", "--loglevel=warn", archive],
       {
         cwd: staging,
@@ -78,6 +82,7 @@ async function install(archive) {
     return undefined;
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
+    fs.rmSync(cache, { recursive: true, force: true });
   }
 }
 `;
