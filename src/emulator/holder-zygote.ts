@@ -123,8 +123,11 @@ export class HolderFactory {
     if (message.outer !== undefined) tracked.outer(message.outer);
     if (message.pid !== undefined) tracked.pid = message.pid;
     if (message.ready) tracked.readySeen = true;
-    if (tracked.readySeen && (tracked.listener || !tracked.listen)) {
-      tracked.ready({ pid: tracked.pid!, listener: tracked.listener });
+    // The holder's `ready` and its listener come from the holder, its `pid` from the outer process: over the one
+    // channel they may arrive in any order (under many boots at once, `ready` often first), so the boot is ready
+    // only once all three are in.
+    if (tracked.readySeen && tracked.pid !== undefined && (tracked.listener || !tracked.listen)) {
+      tracked.ready({ pid: tracked.pid, listener: tracked.listener });
     }
     if (message.error !== undefined) tracked.fail(new Error(message.error));
     if (message.exit !== undefined) tracked.exited();
