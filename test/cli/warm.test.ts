@@ -5,40 +5,23 @@
 // sandbox was created and before enrollment; the command destroys the environment on every path (Ctrl-C too);
 // `images` lists the image as base; a new project's first worker starts from it without a runtime install; a
 // second run builds nothing; no secret reaches the progress, the report or the image.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { GatewayCall } from "../../src/cli/gateway.js";
 import { renderImages } from "../../src/cli/images.js";
 import { installedOpenClawVersion } from "../../src/cli/openclaw-version.js";
 import { renderWarm, type WarmInput, warmBaseImage } from "../../src/cli/warm.js";
-import { ImageStore } from "../../src/preparation/store.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { VercelClient } from "../../src/vercel/index.js";
-import { createRepo, type loadCorePreparation, runtimePreparation } from "../preparation/fixtures.js";
-import { startWarmHarness } from "../preparation/warm-harness.js";
-import type { Artifact } from "../provider/fixtures/artifact.js";
-import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, runtimePreparation } from "../preparation/fixtures.js";
+import { useWarmWorld } from "../preparation/warm-harness.js";
+import { operationId } from "../provider/fixtures/enrollment-harness.js";
 
-let h: Harness;
-let runtime: Artifact;
-let worker: Artifact;
-let core: Awaited<ReturnType<typeof loadCorePreparation>>;
-const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
+const world = useWarmWorld();
+const { stateDir, store } = world;
 
-beforeAll(async () => {
-  ({ h, runtime, worker, core } = await startWarmHarness());
-}, 120_000);
-afterAll(async () => {
-  await h?.close();
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
-const store = () => ImageStore.inDirectory(stateDir);
 const bases = async () => (await store().images()).filter((i) => i.kind === "base");
-const secrets = () => [h.gateway.token, h.api.credentials.token];
+const secrets = () => [world.h.gateway.token, world.h.api.credentials.token];
 
 interface Env {
   id: string;
@@ -48,8 +31,8 @@ interface Env {
 /** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
 async function onImage(snapshotId: string, script: string, args: string[] = []): Promise<string> {
   const probe = await Sandbox.create({
-    ...h.api.credentials,
-    fetch: h.api.fetch,
+    ...world.h.api.credentials,
+    fetch: world.h.api.fetch,
     name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
     source: { type: "snapshot", snapshotId },
   });
@@ -62,7 +45,7 @@ async function onImage(snapshotId: string, script: string, args: string[] = []):
 
 /** Core's environments.create / list / destroy over the real provider on the state dir a gateway would give it. */
 function coreOf() {
-  const provider = h.provider({ stateDir });
+  const provider = world.h.provider({ stateDir });
   const envs: Env[] = [];
   const cancel = new Map<string, AbortController>();
   let runtimeAsked = 0;
@@ -70,13 +53,13 @@ function coreOf() {
     if (method === "environments.list") return { environments: structuredClone(envs) };
     if (method === "environments.create") {
       const op = operationId();
-      const leaseId = (await provider.resolveAllocation(h.profile, op)).leaseId;
+      const leaseId = (await provider.resolveAllocation(world.h.profile, op)).leaseId;
       const env: Env = {
         id: `env-${envs.length + 1}`,
         worker: { providerId: "vercel-sandbox", leaseId, state: "provisioning" },
       };
       envs.push(env);
-      const source = runtimePreparation(h, runtime, worker);
+      const source = runtimePreparation(world.h, world.runtime, world.worker);
       const prepareNodeRuntime = async () => {
         runtimeAsked += 1;
         return source();
@@ -85,7 +68,11 @@ function coreOf() {
       const cancellation = new AbortController();
       cancel.set(env.id, cancellation);
       const extra = { prepareNodeRuntime, signal: cancellation.signal };
-      const provision = provider.provision(h.profile, op, h.options(leaseId, { artifact: runtime }, extra));
+      const provision = provider.provision(
+        world.h.profile,
+        op,
+        world.h.options(leaseId, { artifact: world.runtime }, extra),
+      );
       const stopped = new Promise<never>((_, reject) => {
         options.signal?.addEventListener("abort", () => reject(options.signal?.reason), { once: true });
       });
@@ -103,7 +90,7 @@ function coreOf() {
       const env = envs.find((e) => e.id === (params as { environmentId: string }).environmentId);
       if (!env) throw new Error("unknown environment");
       cancel.get(env.id)?.abort(new Error("destroyed"));
-      await provider.destroy({ leaseId: env.worker.leaseId, profile: h.profile });
+      await provider.destroy({ leaseId: env.worker.leaseId, profile: world.h.profile });
       env.worker.state = "destroyed";
       return env;
     }
@@ -115,11 +102,11 @@ function coreOf() {
 /** The command's input as the CLI builds it, on the harness's gateway config; `lines` collects the progress. */
 function warmInput(call: GatewayCall, lines: string[], extra: Partial<WarmInput> = {}): WarmInput {
   return {
-    config: { cloudWorkers: { profiles: { spec: { provider: "vercel-sandbox", settings: h.profile } } } },
+    config: { cloudWorkers: { profiles: { spec: { provider: "vercel-sandbox", settings: world.h.profile } } } },
     pluginScope: "enrollment",
     stateDir,
     call,
-    client: new VercelClient({ env: { ENROLL_TOKEN: h.api.credentials.token } }),
+    client: new VercelClient({ env: { ENROLL_TOKEN: world.h.api.credentials.token } }),
     progress: (line) => lines.push(line),
     signal: new AbortController().signal,
     timings: { readyTimeoutMs: 180_000, destroyTimeoutMs: 60_000, pollMs: 100 },
@@ -132,18 +119,18 @@ function warmInput(call: GatewayCall, lines: string[], extra: Partial<WarmInput>
 async function newProject() {
   const repo = createRepo();
   repo.commit({ ".devcontainer.json": JSON.stringify({ updateContentCommand: "echo prepared >> $HOME/prep.log" }) });
-  const on = h.provider({ stateDir });
+  const on = world.h.provider({ stateDir });
   const op = operationId();
-  const leaseId = (await on.resolveAllocation(h.profile, op)).leaseId;
-  const preparation = await core.projectOf(repo);
+  const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
+  const preparation = await world.core.projectOf(repo);
   try {
     await on.provision(
-      h.profile,
+      world.h.profile,
       op,
-      h.options(
+      world.h.options(
         leaseId,
-        { artifact: runtime },
-        { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, worker) },
+        { artifact: world.runtime },
+        { project: preparation.project, prepareNodeRuntime: runtimePreparation(world.h, world.runtime, world.worker) },
       ),
     );
     return leaseId;
@@ -165,7 +152,7 @@ describe("images warm", () => {
       message: expect.stringMatching(/^the gateway did not answer environments.list/),
       remedy: expect.stringMatching(/start it \(`openclaw gateway run`\)/),
     });
-    expect(h.api.commands()).toHaveLength(0);
+    expect(world.h.api.commands()).toHaveLength(0);
   });
 
   it("a worker without a project and without a request provisions as before: no runtime asked, no image", async () => {
@@ -187,7 +174,7 @@ describe("images warm", () => {
     };
     await expect(warmBaseImage(input)).rejects.toThrow(/interrupted/);
     expect(fake.envs.map((e) => e.worker.state)).toEqual(["destroyed"]);
-    expect(await h.sandboxExists(fake.envs[0]!.worker.leaseId)).toBe(false);
+    expect(await world.h.sandboxExists(fake.envs[0]!.worker.leaseId)).toBe(false);
     expect(lines.at(-1)).toMatch(/^environment env-1 destroyed/);
   }, 240_000);
 
@@ -205,11 +192,11 @@ describe("images warm", () => {
     const [base] = (await bases()).filter((b) => b.snapshotId === built.snapshotId);
     expect(base).toMatchObject({ key: built.baseKey, projectKey: "", sourceLeaseId: builtLease, state: "ready" });
     // Core's runtime version is on the record: the next run's shortcut compares it with the CLI's own.
-    expect(base?.openclawVersion).toBe(runtime.version);
+    expect(base?.openclawVersion).toBe(world.runtime.version);
     expect(fake.envs.map((e) => e.worker.state)).toEqual(["destroyed"]);
-    expect(await h.sandboxExists(builtLease)).toBe(false);
+    expect(await world.h.sandboxExists(builtLease)).toBe(false);
     // The capture came before enrollment: the provider logged the base step, then enrollment began.
-    const log = h.logs.filter((l) => l.startsWith(`vercel-sandbox ${builtLease}:`));
+    const log = world.h.logs.filter((l) => l.startsWith(`vercel-sandbox ${builtLease}:`));
     const at = (re: RegExp) => log.findIndex((l) => re.test(l));
     expect(at(/base capture \d+ ms/)).toBeGreaterThan(-1);
     expect(at(/base capture \d+ ms/)).toBeLessThan(at(/: enrollment-started$/));
@@ -229,7 +216,7 @@ describe("images warm", () => {
     const d = (await store().diagnostics()).find((x) => x.leaseId === leaseId);
     expect(d).toMatchObject({ start: "base", baseImageId: built.snapshotId, captured: true });
     // The emulator's command log: the enrollment is the only root program on this sandbox.
-    const rootPrograms = h.api
+    const rootPrograms = world.h.api
       .commands()
       .filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
     expect(rootPrograms).toHaveLength(1);
@@ -237,13 +224,13 @@ describe("images warm", () => {
 
   it("a second run builds nothing, creates no environment, and says so", async () => {
     const fake = coreOf();
-    const commands = h.api.commands().length;
+    const commands = world.h.api.commands().length;
     const again = await warmBaseImage(warmInput(fake.call, []));
     expect(again).toMatchObject({ built: false, snapshotId: built.snapshotId });
     expect(again.environmentId).toBeUndefined();
     expect(renderWarm(again)).toMatch(/is current: nothing was built/);
     expect(fake.envs).toHaveLength(0);
-    expect(h.api.commands()).toHaveLength(commands);
+    expect(world.h.api.commands()).toHaveLength(commands);
   }, 120_000);
 
   it("a base image of another OpenClaw version is not current: the gateway's worker decides, and builds none for this runtime", async () => {

@@ -4,50 +4,34 @@
 // runtime (the emulator's command log and the gateway's downloads prove it); a changed runtime digest builds a
 // new base image and never reuses the old one; concurrent cold workers capture one base image per key; no
 // image holds a secret or anything an agent command wrote on a worker.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Sandbox } from "@vercel/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ImageStore } from "../../src/preparation/store.js";
+import { describe, expect, it } from "vitest";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
-import type { Artifact } from "../provider/fixtures/artifact.js";
-import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, runtimePreparation, workerArchive } from "./fixtures.js";
-import { startWarmHarness } from "./warm-harness.js";
+import { operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, runtimePreparation, workerArchive } from "./fixtures.js";
+import { useWarmWorld } from "./warm-harness.js";
 
-let h: Harness;
-let runtime: Artifact;
-let worker: Artifact;
-let core: Awaited<ReturnType<typeof loadCorePreparation>>;
-const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
-
-beforeAll(async () => {
-  ({ h, runtime, worker, core } = await startWarmHarness());
-}, 120_000);
-afterAll(async () => {
-  await h?.close();
-  rmSync(stateDir, { recursive: true, force: true });
-});
+const world = useWarmWorld();
+const { stateDir, store, diagnosticsOf } = world;
 
 const RECIPE = JSON.stringify({ updateContentCommand: "echo prepared >> $HOME/prep.log" });
 
 /** A new project (its own repository), provisioned with the given worker archive (its digest is the runtime's). */
-async function newProject(archive = worker) {
+async function newProject(archive = world.worker) {
   const repo = createRepo();
   repo.commit({ ".devcontainer.json": RECIPE });
-  const on = h.provider({ stateDir });
+  const on = world.h.provider({ stateDir });
   const op = operationId();
-  const leaseId = (await on.resolveAllocation(h.profile, op)).leaseId;
-  const preparation = await core.projectOf(repo);
+  const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
+  const preparation = await world.core.projectOf(repo);
   try {
     const lease = await on.provision(
-      h.profile,
+      world.h.profile,
       op,
-      h.options(
+      world.h.options(
         leaseId,
-        { artifact: runtime },
-        { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, archive) },
+        { artifact: world.runtime },
+        { project: preparation.project, prepareNodeRuntime: runtimePreparation(world.h, world.runtime, archive) },
       ),
     );
     return { lease, leaseId };
@@ -56,19 +40,17 @@ async function newProject(archive = worker) {
   }
 }
 
-const store = () => ImageStore.inDirectory(stateDir);
-const diagnosticsOf = async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId);
 const bases = async () => (await store().images()).filter((i) => i.kind === "base");
 /** The programs run as root on the lease's sandbox: the runtime install and the secret-carrying enrollment. */
 const rootPrograms = (leaseId: string) =>
-  h.api.commands().filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
-const runtimeDownloads = () => h.gateway.requests.filter((r) => r.path.endsWith(runtime.sha256)).length;
+  world.h.api.commands().filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
+const runtimeDownloads = () => world.h.gateway.requests.filter((r) => r.path.endsWith(world.runtime.sha256)).length;
 
 /** Runs `script` on a sandbox created from the snapshot, as root, and returns its stdout. */
 async function onImage(snapshotId: string, script: string, args: string[] = []): Promise<string> {
   const probe = await Sandbox.create({
-    ...h.api.credentials,
-    fetch: h.api.fetch,
+    ...world.h.api.credentials,
+    fetch: world.h.api.fetch,
     name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
     source: { type: "snapshot", snapshotId },
   });
@@ -95,7 +77,7 @@ describe("base runtime images", () => {
     expect(rootPrograms(first.leaseId)).toHaveLength(2);
     // Every phase was logged with its duration as it ended, in the order they ran.
     const at = (pattern: string) =>
-      h.logs.findIndex((l) => new RegExp(`^vercel-sandbox ${first.leaseId}: ${pattern}$`).test(l));
+      world.h.logs.findIndex((l) => new RegExp(`^vercel-sandbox ${first.leaseId}: ${pattern}$`).test(l));
     const order = [
       "phase allocate done in \\d+ ms",
       "phase create or adopt done in \\d+ ms",
@@ -130,21 +112,21 @@ describe("base runtime images", () => {
     // and the gateway served no runtime download to it.
     expect(rootPrograms(next.leaseId)).toHaveLength(1);
     expect(runtimeDownloads()).toBe(downloads);
-    expect(h.logs.some((l) => l.includes(`${next.leaseId}: bootstrap download `))).toBe(false);
+    expect(world.h.logs.some((l) => l.includes(`${next.leaseId}: bootstrap download `))).toBe(false);
     expect(await bases()).toHaveLength(1);
   }, 240_000);
 
   it("no image holds a secret, or a file an agent command wrote on a worker", async () => {
     // What an agent on the enrolled workers leaves, as the account and with sudo.
-    await h.sh(
+    await world.h.sh(
       first.leaseId,
       "echo agent-was-here > $HOME/agent-note; mkdir -p $HOME/.openclaw-worker && echo x > $HOME/.openclaw-worker/agent-note",
     );
-    await h.sh(first.leaseId, "echo agent-was-here > /etc/agent-note", true);
+    await world.h.sh(first.leaseId, "echo agent-was-here > /etc/agent-note", true);
     // Later captures: a new project's image on the base, and (below) a new base.
     const later = await newProject();
     expect((await diagnosticsOf(later.leaseId))?.captured).toBe(true);
-    const secrets = [h.gateway.token, ...h.setupCodes, h.api.credentials.token];
+    const secrets = [world.h.gateway.token, ...world.h.setupCodes, world.h.api.credentials.token];
     for (const image of await store().images()) {
       const found = await onImage(
         image.snapshotId,
@@ -158,7 +140,7 @@ describe("base runtime images", () => {
   it("a changed runtime digest builds a new base image and never reuses the old one", async () => {
     const old = (await bases())[0]!;
     const upgraded = workerArchive();
-    h.gateway.serve(upgraded);
+    world.h.gateway.serve(upgraded);
     const afterUpgrade = await newProject(upgraded);
     const d = await diagnosticsOf(afterUpgrade.leaseId);
     expect(d?.start).toBe("cold");
@@ -175,7 +157,7 @@ describe("base runtime images", () => {
 
   it("concurrent cold workers of one new key capture one base image between them", async () => {
     const fresh = workerArchive();
-    h.gateway.serve(fresh);
+    world.h.gateway.serve(fresh);
     const before = new Set((await bases()).map((b) => b.snapshotId));
     const leases = await Promise.all([newProject(fresh), newProject(fresh), newProject(fresh)]);
     const runs = await Promise.all(leases.map(({ leaseId }) => diagnosticsOf(leaseId)));

@@ -3,41 +3,22 @@
 // project preparation: a warm start that core asks to capture captures on top of the image it started from
 // (which it never does otherwise), and a box that cannot be captured fails the dispatch with the reason instead
 // of enrolling a worker no image holds. Core's answer is its own `prepare`'s, with the field 2026.9.4 adds.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ProvisionOptions } from "../../src/infra/worker-types.js";
-import { ImageStore } from "../../src/preparation/store.js";
-import type { Artifact } from "../provider/fixtures/artifact.js";
-import { type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, type Repo, runtimePreparation } from "./fixtures.js";
-import { startWarmHarness } from "./warm-harness.js";
+import { operationId } from "../provider/fixtures/enrollment-harness.js";
+import { createRepo, type Repo, runtimePreparation } from "./fixtures.js";
+import { useWarmWorld } from "./warm-harness.js";
 
-let h: Harness;
-let runtime: Artifact;
-let worker: Artifact;
-let core: Awaited<ReturnType<typeof loadCorePreparation>>;
-const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
-
-beforeAll(async () => {
-  ({ h, runtime, worker, core } = await startWarmHarness());
-}, 120_000);
-afterAll(async () => {
-  await h?.close();
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
-const store = () => ImageStore.inDirectory(stateDir);
-const diagnosticsOf = async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId);
+const world = useWarmWorld();
+const { stateDir, store, diagnosticsOf } = world;
 
 /** Provisions a lease of `repo`'s current commit; `required` adds 2026.9.4's `captureRequired` to core's answer. */
 async function provision(repo: Repo, opts: { required: boolean; runtime?: boolean }) {
-  const on = h.provider({ stateDir });
+  const on = world.h.provider({ stateDir });
   const op = operationId();
-  const leaseId = (await on.resolveAllocation(h.profile, op)).leaseId;
-  const preparation = await core.projectOf(repo);
+  const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
+  const preparation = await world.core.projectOf(repo);
   const project: NonNullable<ProvisionOptions["project"]> = {
     ...preparation.project,
     prepare: async (transport) => ({
@@ -47,9 +28,9 @@ async function provision(repo: Repo, opts: { required: boolean; runtime?: boolea
   };
   const extra: Partial<ProvisionOptions> = {
     project,
-    ...(opts.runtime === false ? {} : { prepareNodeRuntime: runtimePreparation(h, runtime, worker) }),
+    ...(opts.runtime === false ? {} : { prepareNodeRuntime: runtimePreparation(world.h, world.runtime, world.worker) }),
   };
-  const result = on.provision(h.profile, op, h.options(leaseId, { artifact: runtime }, extra));
+  const result = on.provision(world.h.profile, op, world.h.options(leaseId, { artifact: world.runtime }, extra));
   return { leaseId, result: result.finally(() => preparation.close()) };
 }
 
@@ -92,6 +73,6 @@ describe("captureRequired (OpenClaw 2026.9.4+)", () => {
     // Permanent for core: a retry would meet the same box.
     await expect(result).rejects.toBeInstanceOf(WorkerProviderError);
     expect(await diagnosticsOf(leaseId)).toMatchObject({ captured: false, failure: { phase: "capture" } });
-    expect(await h.sandboxExists(leaseId)).toBe(false);
+    expect(await world.h.sandboxExists(leaseId)).toBe(false);
   }, 240_000);
 });

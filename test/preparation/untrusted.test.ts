@@ -4,33 +4,17 @@
 // or replaces `node` fails its own worker before any secret and reaches no image (the baseline is measured
 // before any recipe runs, and every project image is built on the clean base); a project image whose runtime
 // is not its baseline is refused, and the lease falls back to a cold start within the same provision.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Sandbox } from "@vercel/sandbox";
 import { type WorkerProfile, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderImages } from "../../src/cli/images.js";
-import { ImageStore } from "../../src/preparation/store.js";
-import type { Artifact } from "../provider/fixtures/artifact.js";
 import { type EnrollmentSpec, type Harness, operationId } from "../provider/fixtures/enrollment-harness.js";
-import { createRepo, type loadCorePreparation, type Repo, runtimePreparation } from "./fixtures.js";
-import { startWarmHarness } from "./warm-harness.js";
+import { createRepo, type Repo, runtimePreparation } from "./fixtures.js";
+import { useWarmWorld } from "./warm-harness.js";
 
-let h: Harness;
-let runtime: Artifact;
-let worker: Artifact;
-let core: Awaited<ReturnType<typeof loadCorePreparation>>;
-const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
-
-beforeAll(async () => {
-  ({ h, runtime, worker, core } = await startWarmHarness());
-}, 120_000);
-afterAll(async () => {
-  await h?.close();
-  rmSync(stateDir, { recursive: true, force: true });
-});
+const world = useWarmWorld();
+const { stateDir, store } = world;
 
 async function waitFor(condition: () => boolean) {
   for (let i = 0; i < 1200 && !condition(); i += 1) await sleep(50);
@@ -48,20 +32,20 @@ interface Provision {
 async function provision({
   repo,
   op = operationId(),
-  profile = h.profile,
+  profile = world.h.profile,
   spec = {},
-  on = h.provider({ stateDir }),
+  on = world.h.provider({ stateDir }),
 }: Provision) {
   const leaseId = (await on.resolveAllocation(profile, op)).leaseId;
-  const preparation = await core.projectOf(repo);
+  const preparation = await world.core.projectOf(repo);
   try {
     const lease = await on.provision(
       profile,
       op,
-      h.options(
+      world.h.options(
         leaseId,
-        { artifact: runtime, ...spec },
-        { project: preparation.project, prepareNodeRuntime: runtimePreparation(h, runtime, worker) },
+        { artifact: world.runtime, ...spec },
+        { project: preparation.project, prepareNodeRuntime: runtimePreparation(world.h, world.runtime, world.worker) },
       ),
     );
     return { lease, leaseId, op };
@@ -70,7 +54,6 @@ async function provision({
   }
 }
 
-const store = () => ImageStore.inDirectory(stateDir);
 const runsOf = async (leaseId: string) =>
   (await store().diagnostics()).filter((d) => d.leaseId === leaseId).sort((a, b) => a.at - b.at);
 
@@ -85,12 +68,12 @@ describe("a replay never captures what enrollment or the agent touched", () => {
     // A warm-started worker whose gateway stops while it waits for the node.
     const shutdown = new AbortController();
     const op = operationId();
-    const leaseId = (await h.provider({ stateDir }).resolveAllocation(h.profile, op)).leaseId;
+    const leaseId = (await world.h.provider({ stateDir }).resolveAllocation(world.h.profile, op)).leaseId;
     const first = provision({ repo, op, spec: { device: "never", signal: shutdown.signal } }).catch((e: unknown) => e);
-    await waitFor(() => h.logs.some((l) => l.includes(`${leaseId}: bootstrap started node`)));
+    await waitFor(() => world.h.logs.some((l) => l.includes(`${leaseId}: bootstrap started node`)));
     // What the box says about its preparation is the box's to change: make it claim another recipe, and
     // change the runtime dir as enrollment or an agent might.
-    await h.sh(
+    await world.h.sh(
       leaseId,
       `for r in $HOME/.openclaw-worker/prepared/*/record.json; do echo '{"baseCommit":"0000000","identity":"edited"}' > "$r"; done; echo note > $HOME/.openclaw-worker/node-runtimes/agent-note`,
     );
@@ -126,7 +109,7 @@ const recipe = (command: string) => JSON.stringify({ updateContentCommand: comma
 
 /** What a worker's box holds of what a tampering recipe would record: empty when nothing ran it. */
 const leaksOn = (leaseId: string) =>
-  h.sh(
+  world.h.sh(
     leaseId,
     "cat $HOME/leak.log /tmp/node-env.log $HOME/poison.log 2>/dev/null; ls /opt/*/bin/*.real 2>/dev/null; true",
   );
@@ -139,7 +122,7 @@ async function tamperedHistory(profile: WorkerProfile, script: string) {
   repo.commit({ ".devcontainer.json": recipe("sh tamper.sh"), "tamper.sh": script });
   const op = operationId();
   const tamperer = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
-  const tampererLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
+  const tampererLease = (await world.h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
   repo.commit({ ".devcontainer.json": recipe("echo clean"), "tamper.sh": "" });
   const later = await provision({ repo, profile });
   return { clean, tamperer, tampererLease, later, leaked: await leaksOn(later.leaseId) };
@@ -149,14 +132,14 @@ async function tamperedHistory(profile: WorkerProfile, script: string) {
 // root cannot replace: the node-wrapper variant of the check is covered by runtime-digest.test.ts alone.
 describe("a recipe that tampers with what enrollment runs", () => {
   it("a recipe that patches the OpenClaw runtime fails its own worker before any secret, reaches no image, and the next commit starts from the clean base", async () => {
-    const { tamperer, tampererLease, later, leaked } = await tamperedHistory(h.profile, POISON);
+    const { tamperer, tampererLease, later, leaked } = await tamperedHistory(world.h.profile, POISON);
     expect(tamperer).toBeInstanceOf(WorkerProviderError);
     expect(String(tamperer)).toMatch(/runtime check: this commit's recipe changed what the plugin's programs run/);
     // The recipe ran (its phase succeeded), on a worker that started from the base image.
     const [run] = await runsOf(tampererLease);
     expect(run).toMatchObject({ start: "base", captured: false, failure: { phase: "runtime check" } });
     expect(run?.phases).toMatchObject([{ phase: "updateContentCommand", ok: true }]);
-    expect(await h.sandboxExists(tampererLease)).toBe(false);
+    expect(await world.h.sandboxExists(tampererLease)).toBe(false);
     expect((await store().images()).filter((i) => i.sourceLeaseId === tampererLease)).toEqual([]);
     expect((await runsOf(later.leaseId))[0]?.start).toBe("base");
     expect(later.lease.node?.deviceId).toMatch(/^device-/);
@@ -165,12 +148,12 @@ describe("a recipe that tampers with what enrollment runs", () => {
 
   it("a first cold worker whose recipe patches the runtime never makes that its baseline: nothing is captured after it", async () => {
     // Another machine size: no base image of this shape yet, so the first worker is cold.
-    const profile = { ...h.profile, vcpus: 4 };
+    const profile = { ...world.h.profile, vcpus: 4 };
     const repo = createRepo();
     repo.commit({ ".devcontainer.json": recipe("sh tamper.sh"), "tamper.sh": POISON });
     const op = operationId();
     const first = await provision({ repo, profile, op }).catch((e: unknown) => e as Error);
-    const firstLease = (await h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
+    const firstLease = (await world.h.provider({ stateDir }).resolveAllocation(profile, op)).leaseId;
     expect(first).toBeInstanceOf(WorkerProviderError);
     const [run] = await runsOf(firstLease);
     // The base image was captured from this box before its recipe ran; the project image never was.
@@ -191,8 +174,8 @@ describe("a recipe that tampers with what enrollment runs", () => {
     // The image changed after its capture (on the platform's side, or by whatever wrote to the snapshot): a
     // copy of it with the runtime patched, recorded under the same key as the newest image of this commit.
     const copy = await Sandbox.create({
-      ...h.api.credentials,
-      fetch: h.api.fetch,
+      ...world.h.api.credentials,
+      fetch: world.h.api.fetch,
       name: `tamper-copy-${Date.now()}`,
       source: { type: "snapshot", snapshotId: image!.snapshotId },
     });
@@ -223,7 +206,7 @@ describe("a recipe that tampers with what enrollment runs", () => {
     expect(shown.split("\n").find((line) => line.startsWith(tampered))).toMatch(
       /refused: .*OpenClaw runtime files differ/,
     );
-    expect(h.logs).toContainEqual(
+    expect(world.h.logs).toContainEqual(
       expect.stringMatching(
         new RegExp(`${next.leaseId}: .*the warm image ${tampered} is refused.*falling back to a cold start`),
       ),

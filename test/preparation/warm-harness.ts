@@ -1,5 +1,10 @@
 // The world of the warm-preparation specs, apart from fixtures.ts so that the bench, which imports fixtures.ts
 // outside vitest, never loads the emulator's TypeScript sources through it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { ImageStore } from "../../src/preparation/store.js";
 import { packFixture } from "../provider/fixtures/artifact.js";
 import { startHarness } from "../provider/fixtures/enrollment-harness.js";
 import { loadCorePreparation, workerArchive } from "./fixtures.js";
@@ -12,4 +17,54 @@ export async function startWarmHarness() {
   h.gateway.serve(runtime);
   h.gateway.serve(worker);
   return { h, runtime, worker, core: await loadCorePreparation() };
+}
+
+type WarmHarness = Awaited<ReturnType<typeof startWarmHarness>>;
+
+/** A spec read the warm world at collection time, before its beforeAll started it. */
+export class WarmWorldNotStartedError extends Error {
+  constructor(part: string) {
+    super(`the warm world's ${part} is read before beforeAll started it: read it inside a test or a hook`);
+    this.name = "WarmWorldNotStartedError";
+  }
+}
+
+/**
+ * Registers, in the calling spec file, a beforeAll that starts the warm harness and an afterAll that closes it
+ * and removes the plugin's state dir. What the harness starts is read through the getters, from tests and hooks;
+ * the state dir and the image store over it are there at once.
+ */
+export function useWarmWorld() {
+  const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
+  let started: WarmHarness | undefined;
+  beforeAll(async () => {
+    started = await startWarmHarness();
+  }, 120_000);
+  afterAll(async () => {
+    await started?.h.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+  const part = <K extends keyof WarmHarness>(key: K): WarmHarness[K] => {
+    if (!started) throw new WarmWorldNotStartedError(key);
+    return started[key];
+  };
+  const store = () => ImageStore.inDirectory(stateDir);
+  return {
+    stateDir,
+    store,
+    /** The plugin's diagnostics of one lease, as the state dir's store holds them. */
+    diagnosticsOf: async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId),
+    get h() {
+      return part("h");
+    },
+    get runtime() {
+      return part("runtime");
+    },
+    get worker() {
+      return part("worker");
+    },
+    get core() {
+      return part("core");
+    },
+  };
 }
