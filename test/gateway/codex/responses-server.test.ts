@@ -110,13 +110,11 @@ describe("the real Codex CLI against the scripted server", () => {
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it("runs the scripted command and ends the turn with its stdout and stderr", { timeout: 120_000 }, async () => {
-    if (!server) throw new Error("server not started");
-    const nonce = randomBytes(8).toString("hex");
-    await fs.writeFile(path.join(dir, "proof"), `${nonce}\n`);
-    const home = path.join(dir, "codex-home");
+  /** `codex exec` on `prompt` against the scripted server, in the spec's dir, with a CODEX_HOME of its own there. */
+  async function execCodex(baseUrl: string, homeName: string, prompt: string) {
+    const home = path.join(dir, homeName);
     await fs.mkdir(home);
-    const result = await processes.run(
+    return processes.run(
       codex,
       [
         "exec",
@@ -125,10 +123,10 @@ describe("the real Codex CLI against the scripted server", () => {
         "--dangerously-bypass-approvals-and-sandbox",
         "--disable",
         "plugins",
-        ...scriptedCodexArgs(server.baseUrl),
+        ...scriptedCodexArgs(baseUrl),
         "-m",
         "scripted-model",
-        `${RUN_MARKER} cat proof; echo on-stderr >&2`,
+        prompt,
       ],
       {
         cwd: dir,
@@ -136,6 +134,13 @@ describe("the real Codex CLI against the scripted server", () => {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, CODEX_HOME: home },
       },
     );
+  }
+
+  it("runs the scripted command and ends the turn with its stdout and stderr", { timeout: 120_000 }, async () => {
+    if (!server) throw new Error("server not started");
+    const nonce = randomBytes(8).toString("hex");
+    await fs.writeFile(path.join(dir, "proof"), `${nonce}\n`);
+    const result = await execCodex(server.baseUrl, "codex-home", `${RUN_MARKER} cat proof; echo on-stderr >&2`);
     expect(result.code, result.stderr.slice(-2000)).toBe(0);
     const requests = server.requests();
     expect(requests.map((r) => r.path)).toEqual(["/v1/responses", "/v1/responses"]);
@@ -152,33 +157,16 @@ describe("the real Codex CLI against the scripted server", () => {
   it("streams a codex-stream command's stdout and stderr back while it runs", { timeout: 120_000 }, async () => {
     if (!server) throw new Error("server not started");
     const release = path.join(dir, `release-${randomBytes(4).toString("hex")}`);
-    const home = path.join(dir, "codex-home-stream");
-    await fs.mkdir(home);
     const before = server.requests().length;
     const outputs = () =>
       server
         ?.requests()
         .slice(before)
         .flatMap((r) => (r.toolOutput === undefined ? [] : [r.toolOutput])) ?? [];
-    const running = processes.run(
-      codex,
-      [
-        "exec",
-        "--ephemeral",
-        "--skip-git-repo-check",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--disable",
-        "plugins",
-        ...scriptedCodexArgs(server.baseUrl),
-        "-m",
-        "scripted-model",
-        `${STREAM_MARKER} for i in 1 2; do echo out-$i; echo err-$i >&2; sleep 1; done; while [ ! -e ${release} ]; do sleep 0.2; done; echo done-$((6*7))`,
-      ],
-      {
-        cwd: dir,
-        timeoutMs: 90_000,
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, CODEX_HOME: home },
-      },
+    const running = execCodex(
+      server.baseUrl,
+      "codex-home-stream",
+      `${STREAM_MARKER} for i in 1 2; do echo out-$i; echo err-$i >&2; sleep 1; done; while [ ! -e ${release} ]; do sleep 0.2; done; echo done-$((6*7))`,
     );
     // The command cannot end before the release file exists, and that is written only once both streams' lines came back.
     await waitFor(
