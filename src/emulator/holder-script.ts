@@ -56,17 +56,6 @@ def mount(src, dst, fstype=None, flags=0, data=None):
     b = lambda s: None if s is None else s.encode()
     if libc.mount(b(src), b(dst), b(fstype), flags, b(data)) != 0:
         sys.exit(f"mount {dst}: {os.strerror(ctypes.get_errno())}")
-def fresh_dir(path):
-    # Removes what a previous overlay left under the work dir (root's, never a sandbox's), bottom up.
-    if not os.path.lexists(path):
-        return
-    for top, subdirs, files in os.walk(path, topdown=False):
-        for f in files:
-            os.unlink(os.path.join(top, f))
-        for d in subdirs:
-            p = os.path.join(top, d)
-            os.unlink(p) if os.path.islink(p) else os.rmdir(p)
-    os.rmdir(path)
 def read_only(dst):
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | (os.statvfs(dst).f_flag & KEPT))
 def holder(id, args, env):
@@ -97,16 +86,14 @@ def holder(id, args, env):
     # volatile: the overlay never syncs its upper layer, so a stop does not wait on a sync of the data dir's whole
     # filesystem (unmounting an overlay syncs its upper filesystem); the emulator's data goes with it anyway.
     # A refused mount is retried (the previous session's overlay on the same upper dir is released asynchronously
-    # after a stop); on EINVAL the work dir is made afresh first, since a volatile overlay's marker left in it
-    # refuses every later mount with EINVAL.
+    # after a stop). The work dir is never emptied here: it is fresh for each boot (isolation.ts prepareLayers),
+    # and a mount that finds another's marker in it shares it with a live overlay, whose copy-ups would all fail
+    # were its work dir removed (lifecycle.ts runs a sandbox's boots one at a time so that this cannot happen).
     while libc.mount(b"overlay", root.encode(), b"overlay", 0, overlay) != 0:
         err = ctypes.get_errno()
         n += 1
         if n >= 200:
             sys.exit(f"overlay mount failed: {os.strerror(err)} ({len(overlay)} option bytes)")
-        if err == 22:
-            for sub in ("work/incompat", "work/work", "index"):
-                fresh_dir(os.path.join(work, sub))
         time.sleep(0.05)
     os.chdir(data)
     mount("overlay", f"{root}/usr", "overlay", 0, f"lowerdir={image_usr}:/usr")

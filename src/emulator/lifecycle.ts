@@ -98,13 +98,27 @@ export class Lifecycle {
   }
 
   /** Gives `to` a copy of `from`'s upper layer over the same frozen chain (fork of a sandbox that has no snapshot), for the boot that follows. */
-  async copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
-    const target = sandboxLayout(to.dir).fs;
-    to.lowers = [...(from.lowers ?? [])];
-    await rm(target, { recursive: true, force: true });
-    await mkdir(to.dir, { recursive: true });
-    await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
-    await shiftOwners(target, from.idBase, to.idBase);
+  copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
+    return this.exclusive(from, async () => {
+      const target = sandboxLayout(to.dir).fs;
+      to.lowers = [...(from.lowers ?? [])];
+      await rm(target, { recursive: true, force: true });
+      await mkdir(to.dir, { recursive: true });
+      await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
+      await shiftOwners(target, from.idBase, to.idBase);
+    });
+  }
+
+  /**
+   * Runs `change` once the sandbox's previous layer transition has ended. A resume's boot, a snapshot and a
+   * fork's copy each move or remake the sandbox's layer dirs: two at once would mount two overlays on one
+   * upper and work dir (the second mount empties the first's work dir, after which every copy-up in the first
+   * fails with ENOENT), or boot on a layer a snapshot is still moving away.
+   */
+  private exclusive<T>(sandbox: SandboxRecord, change: () => Promise<T>): Promise<T> {
+    const run = (sandbox.transitions ?? Promise.resolve()).then(change);
+    sandbox.transitions = run.catch(() => undefined);
+    return run;
   }
 
   /** Removes the layers of gone snapshots that no sandbox and no live snapshot stands on (layers.ts). */
@@ -195,6 +209,11 @@ export class Lifecycle {
   /** Resumes a sandbox: the running session if any, else a new one from its own layer. */
   async resume(sandbox: SandboxRecord): Promise<{ session: SessionRecord; resumed: boolean }> {
     if (sandbox.booting) return { session: await sandbox.booting, resumed: true };
+    return this.exclusive(sandbox, () => this.resumeNow(sandbox));
+  }
+
+  /** `resume` once no other layer transition of the sandbox runs: what it finds then decides. */
+  private async resumeNow(sandbox: SandboxRecord): Promise<{ session: SessionRecord; resumed: boolean }> {
     const current = this.registry.sessions.get(sandbox.currentSessionId);
     if (current?.stopping) await current.stopping;
     if (current?.status === "running") return { session: current, resumed: false };
@@ -276,7 +295,19 @@ export class Lifecycle {
    * Stops the session (as Vercel does) and freezes the sandbox's upper layer into a new snapshot by moving
    * it (no copy); the sandbox stands on the snapshot's chain under a fresh upper layer from then on.
    */
-  async snapshot(sandbox: SandboxRecord, session: SessionRecord, expiration?: number): Promise<SnapshotRecord> {
+  snapshot(sandbox: SandboxRecord, session: SessionRecord, expiration?: number): Promise<SnapshotRecord> {
+    return this.exclusive(sandbox, () => this.snapshotNow(sandbox, session, expiration));
+  }
+
+  private async snapshotNow(
+    sandbox: SandboxRecord,
+    session: SessionRecord,
+    expiration?: number,
+  ): Promise<SnapshotRecord> {
+    // Checked again here: a snapshot of the same session that ran first has stopped it meanwhile.
+    if (session.status !== "running" || sandbox.currentSessionId !== session.id) {
+      throw new HttpError(410, "sandbox_stopped", `Session ${session.id} is ${session.status}`);
+    }
     await this.stop(session, "snapshotting");
     const id = newId("snap");
     const dir = path.join(this.dataDir, "snapshots", id);

@@ -1,3 +1,4 @@
+import { setTimeout } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { connect, SDKS, useEmulator } from "./harness.js";
 
@@ -71,6 +72,37 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
     const statusById = Object.fromEntries(listed.map((s: { id: string; status: string }) => [s.id, s.status]));
     expect(statusById).toEqual({ [first.snapshotId]: "deleted", [second.snapshotId]: "created" });
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+  });
+
+  it("resumes that race a snapshot share one session, whose writes to image dirs work", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create(connect(api));
+    await sandbox.writeFiles([{ path: "before.txt", content: Buffer.from("kept") }]);
+    const snapshotting = sandbox.snapshot();
+    // The resumes arrive while the snapshot stops the session, so they all wait for the same stop.
+    while ((await Sandbox.get({ ...connect(api), name: sandbox.name })).status === "running") await setTimeout(5);
+    const resumed = await Promise.all(
+      Array.from({ length: 4 }, () => Sandbox.get({ ...connect(api), name: sandbox.name, resume: true })),
+    );
+    const snapshot = await snapshotting;
+    expect(new Set(resumed.map((r) => r.currentSession().sessionId)).size).toBe(1);
+    // The mkdir needs a copy-up of the image layer's home dir, which a second overlay on the same work dir breaks (ENOENT).
+    const out = await resumed[0]!.runCommand("bash", [
+      "-c",
+      "mkdir /home/vercel-sandbox/.made && cat before.txt",
+    ]);
+    expect({ code: out.exitCode, stdout: await out.stdout(), stderr: await out.stderr() }).toEqual({
+      code: 0,
+      stdout: "kept",
+      stderr: "",
+    });
+    const copy = await Sandbox.create({
+      ...connect(api),
+      source: { type: "snapshot", snapshotId: snapshot.snapshotId },
+    });
+    expect(await (await copy.runCommand("cat", ["before.txt"])).stdout()).toBe("kept");
+    await copy.delete();
     await sandbox.delete({ deleteOrphanSnapshots: true });
   });
 
