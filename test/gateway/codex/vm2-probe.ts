@@ -58,10 +58,7 @@ export async function nodePids(box: Sandbox): Promise<string[]> {
 /**
  * Reads the enrollment program's one-time secrets from its environment on VM2 while `until` is pending (every
  * second, as root; VM2 does not exist at first). The values stay in this process: callers scan for them and
- * never print them. It reads environments only once the runtime is installed (the program still holds its
- * secrets then, while it launches the node and waits for it): reading every process's environment while the
- * runtime's `npm install` ran made that install fail on the emulator (ENOENT in npm's cache tmp dir, three runs
- * out of three; without the reads it passed), a fault not yet understood.
+ * never print them.
  */
 export async function enrollmentSecretsDuring<T>(
   vm2: () => Promise<Sandbox>,
@@ -74,7 +71,7 @@ export async function enrollmentSecretsDuring<T>(
       try {
         const out = await sh(
           await vm2(),
-          `ls /home/vercel-sandbox/.openclaw-worker/node-runtimes 2>/dev/null | grep -qE '^[0-9a-f]{64}$' || exit 0; for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$e" 2>/dev/null; done | grep -E '^(${ENROLLMENT_SECRETS.join("|")})=.' | sort -u`,
+          `for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' < "$e" 2>/dev/null; done | grep -E '^(${ENROLLMENT_SECRETS.join("|")})=.' | sort -u`,
         );
         for (const line of out.split("\n")) {
           const at = line.indexOf("=");
