@@ -5,7 +5,6 @@
 // sandbox was created and before enrollment; the command destroys the environment on every path (Ctrl-C too);
 // `images` lists the image as base; a new project's first worker starts from it without a runtime install; a
 // second run builds nothing; no secret reaches the progress, the report or the image.
-import { Sandbox } from "@vercel/sandbox";
 import { describe, expect, it } from "vitest";
 import type { GatewayCall } from "../../src/cli/gateway.js";
 import { renderImages } from "../../src/cli/images.js";
@@ -18,7 +17,7 @@ import { useWarmWorld } from "../preparation/warm-harness.js";
 import { operationId } from "../provider/fixtures/enrollment-harness.js";
 
 const world = useWarmWorld();
-const { stateDir, store } = world;
+const { stateDir, store, onImage } = world;
 
 const bases = async () => (await store().images()).filter((i) => i.kind === "base");
 const secrets = () => [world.h.gateway.token, world.h.api.credentials.token];
@@ -26,21 +25,6 @@ const secrets = () => [world.h.gateway.token, world.h.api.credentials.token];
 interface Env {
   id: string;
   worker: { providerId: string; leaseId: string; state: string; error?: string };
-}
-
-/** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
-async function onImage(snapshotId: string, script: string, args: string[] = []): Promise<string> {
-  const probe = await Sandbox.create({
-    ...world.h.api.credentials,
-    fetch: world.h.api.fetch,
-    name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
-    source: { type: "snapshot", snapshotId },
-  });
-  try {
-    return await (await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true })).stdout();
-  } finally {
-    await probe.delete();
-  }
 }
 
 /** Core's environments.create / list / destroy over the real provider on the state dir a gateway would give it. */

@@ -4,7 +4,6 @@
 // runtime (the emulator's command log and the gateway's downloads prove it); a changed runtime digest builds a
 // new base image and never reuses the old one; concurrent cold workers capture one base image per key; no
 // image holds a secret or anything an agent command wrote on a worker.
-import { Sandbox } from "@vercel/sandbox";
 import { describe, expect, it } from "vitest";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { operationId } from "../provider/fixtures/enrollment-harness.js";
@@ -12,7 +11,7 @@ import { createRepo, runtimePreparation, workerArchive } from "./fixtures.js";
 import { useWarmWorld } from "./warm-harness.js";
 
 const world = useWarmWorld();
-const { stateDir, store, diagnosticsOf } = world;
+const { stateDir, store, onImage, diagnosticsOf } = world;
 
 const RECIPE = JSON.stringify({ updateContentCommand: "echo prepared >> $HOME/prep.log" });
 
@@ -45,22 +44,6 @@ const bases = async () => (await store().images()).filter((i) => i.kind === "bas
 const rootPrograms = (leaseId: string) =>
   world.h.api.commands().filter((c) => c.sandboxName === sandboxNameOf(leaseId) && c.sudo && c.command === "node");
 const runtimeDownloads = () => world.h.gateway.requests.filter((r) => r.path.endsWith(world.runtime.sha256)).length;
-
-/** Runs `script` on a sandbox created from the snapshot, as root, and returns its stdout. */
-async function onImage(snapshotId: string, script: string, args: string[] = []): Promise<string> {
-  const probe = await Sandbox.create({
-    ...world.h.api.credentials,
-    fetch: world.h.api.fetch,
-    name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
-    source: { type: "snapshot", snapshotId },
-  });
-  try {
-    const run = await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true });
-    return await run.stdout();
-  } finally {
-    await probe.delete();
-  }
-}
 
 describe("base runtime images", () => {
   let first: Awaited<ReturnType<typeof newProject>>;

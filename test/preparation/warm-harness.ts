@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll } from "vitest";
 import { ImageStore } from "../../src/preparation/store.js";
 import { packFixture } from "../provider/fixtures/artifact.js";
@@ -32,7 +33,7 @@ export class WarmWorldNotStartedError extends Error {
 /**
  * Registers, in the calling spec file, a beforeAll that starts the warm harness and an afterAll that closes it
  * and removes the plugin's state dir. What the harness starts is read through the getters, from tests and hooks;
- * the state dir and the image store over it are there at once.
+ * the state dir and the image store over it are there at once, onImage probes a captured image.
  */
 export function useWarmWorld() {
   const stateDir = mkdtempSync(join(tmpdir(), "vsb-warm-state-"));
@@ -49,9 +50,26 @@ export function useWarmWorld() {
     return started[key];
   };
   const store = () => ImageStore.inDirectory(stateDir);
+  /** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
+  const onImage = async (snapshotId: string, script: string, args: string[] = []): Promise<string> => {
+    const { api } = part("h");
+    const probe = await Sandbox.create({
+      ...api.credentials,
+      fetch: api.fetch,
+      name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
+      source: { type: "snapshot", snapshotId },
+    });
+    try {
+      const run = await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true });
+      return await run.stdout();
+    } finally {
+      await probe.delete();
+    }
+  };
   return {
     stateDir,
     store,
+    onImage,
     /** The plugin's diagnostics of one lease, as the state dir's store holds them. */
     diagnosticsOf: async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId),
     get h() {
