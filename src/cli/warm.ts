@@ -3,9 +3,9 @@
 // runtime digest and sandbox shape, src/preparation/key.ts) ahead of the first dispatch, so that a new
 // project's first worker starts from it and installs no runtime. On OpenClaw 2026.9.x core hands a provider the
 // node runtime only inside a provision it runs, so the image is built on the running gateway through core's own
-// path: a request for the profile's shape beside the image store (preparation/warm-request.ts), then a worker
-// environment created, waited for and destroyed through the gateway (warm-environment.ts). That worker's
-// provision takes the request and runs the cold provision's base step right after its sandbox was created,
+// path: a request of this run's own for the profile's shape beside the image store (preparation/warm-request.ts),
+// then a worker environment created, waited for and destroyed through the gateway (warm-environment.ts). That
+// worker's provision takes a request and runs the cold provision's base step right after its sandbox was created,
 // before enrollment (provider/steps/base-request.ts), so no agent code ran on the box it captures. A base image
 // of the profile's shape and of the OpenClaw version this CLI runs in already in the store makes it a no-op
 // that says so; one of another version (an upgraded gateway) is not current, and the gateway's worker decides
@@ -139,7 +139,10 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
       `a base image of this profile's shape and OpenClaw ${input.openclawVersion} exists; nothing was built`,
     );
   }
-  await requestBaseImage(input.stateDir, profileKey, Date.now());
+  const request = await requestBaseImage(input.stateDir, profileKey, Date.now());
+  // Whether our worker took a request (its base step recorded diagnostics): then it may have been another run's,
+  // and ours stays for that run's worker. Only when ours took none is our own request withdrawn.
+  let tookOne = false;
   try {
     const out = await withWorkerEnvironment(
       { call: input.call, profileId: profile.id, progress: input.progress, signal: input.signal },
@@ -147,6 +150,7 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
       async ({ environmentId, leaseId }) => {
         const ids = { environmentId, ...(leaseId ? { leaseId } : {}) };
         const step = leaseId ? (await store.diagnostics()).find((d) => d.leaseId === leaseId) : undefined;
+        tookOne = step !== undefined;
         const captured = step?.captured ? (await store.images()).find((i) => i.snapshotId === step.imageId) : undefined;
         if (captured) {
           input.progress(`base image ${captured.snapshotId} captured by ${leaseId}`);
@@ -180,7 +184,7 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
     // The figure is the whole command's, the environment's destroy included.
     return { ...out, wallMs: Date.now() - started };
   } finally {
-    await withdrawBaseImageRequest(input.stateDir, profileKey);
+    if (!tookOne) await withdrawBaseImageRequest(request);
   }
 }
 
