@@ -102,12 +102,12 @@ async function images(): Promise<Output<unknown>> {
 
 /**
  * Progress goes to stderr, so `--json` keeps stdout one document; Ctrl-C aborts the wait, and the gateway's
- * environment is destroyed all the same.
+ * environment is destroyed all the same (its progress line says so; the error, when it could not be).
  */
 async function warm(context: CommandContext, options: Options & { workerProfile?: string }): Promise<Output<unknown>> {
   const env = environment(context, options);
   const abort = new AbortController();
-  const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C); the gateway's environment was destroyed"));
+  const interrupt = () => abort.abort(new Error("interrupted (Ctrl-C)"));
   process.once("SIGINT", interrupt);
   try {
     const report = await warmBaseImage({

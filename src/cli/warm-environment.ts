@@ -3,7 +3,8 @@
 // runtime only it can hand over), a bounded wait for ready with a progress line on every state change, and
 // `environments.destroy` afterwards on every path (success, failure, Ctrl-C), waiting until core lists it
 // destroyed or no longer. Which environment is ours: the one `environments.create` answered with, or, when that
-// call did not answer (failure, Ctrl-C), the only environment of this provider that was not there before.
+// call did not answer (failure, Ctrl-C), the only environment of this provider that was not there before; when
+// several are new (another run's meanwhile) none is destroyed and the error says so, next to why the run failed.
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../infra/index.js";
 import { CliError } from "./commands.js";
@@ -56,6 +57,7 @@ export async function withWorkerEnvironment<T>(
   }
   const started = Date.now();
   let environmentId: string | undefined;
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
     const creating = call(
       "environments.create",
@@ -97,19 +99,85 @@ export async function withWorkerEnvironment<T>(
       );
     }
     signal.throwIfAborted();
-    const ready = await readyState(call, environmentId as string, started, timings, signal);
+    if (environmentId === undefined) {
+      throw new CliError(
+        "the gateway answered environments.create without an environment id",
+        "The running gateway may predate this plugin version: restart it, then run images warm again",
+      );
+    }
+    const ready = await readyState(call, environmentId, started, timings, signal);
     progress(`environment ${ready.environmentId} ready (${seconds(Date.now() - started)})`);
-    return await use({ environmentId: ready.environmentId, leaseId: ready.leaseId, readyMs: Date.now() - started });
-  } finally {
-    // Not with `signal`: after Ctrl-C the environment is destroyed all the same.
-    environmentId ??= (await newEnvironment(call, before).catch(() => undefined))?.environmentId;
-    if (environmentId) await destroy(call, environmentId, timings, progress);
+    outcome = {
+      ok: true,
+      value: await use({ environmentId: ready.environmentId, leaseId: ready.leaseId, readyMs: Date.now() - started }),
+    };
+  } catch (error) {
+    outcome = { ok: false, error };
   }
+  // Not with `signal`: after Ctrl-C the environment is destroyed all the same. What is left behind is said,
+  // and never hides why the command failed.
+  const left = await cleanUp(call, environmentId, before, timings, progress);
+  if (!outcome.ok) {
+    if (!left) throw outcome.error;
+    throw new CliError(`${messageOf(outcome.error)}; and ${left.message}`, left.remedy);
+  }
+  if (left) throw left;
+  return outcome.value;
+}
+
+const DESTROY_BY_HAND =
+  "Run `openclaw vercel-sandbox status`, then `openclaw gateway call environments.destroy` for it";
+
+/**
+ * Destroys this run's environment: the one `environments.create` answered with, else the only new one. Answers
+ * what could not be done (an environment left, or one that cannot be told apart from another run's).
+ */
+async function cleanUp(
+  call: GatewayCall,
+  environmentId: string | undefined,
+  before: Set<string>,
+  timings: EnvironmentTimings,
+  progress: (line: string) => void,
+): Promise<CliError | undefined> {
+  let id = environmentId;
+  if (id === undefined) {
+    let fresh: WorkerEnvironment[];
+    try {
+      fresh = await newEnvironments(call, before);
+    } catch (error) {
+      return new CliError(
+        `the gateway did not list its environments, so whether this run left one is unknown: ${messageOf(error)}`,
+        DESTROY_BY_HAND,
+      );
+    }
+    if (fresh.length > 1) {
+      const ids = fresh.map((e) => e.environmentId).join(", ");
+      return new CliError(
+        `this run's environment, one of ${ids} (created meanwhile), could not be told apart and was not destroyed`,
+        DESTROY_BY_HAND,
+      );
+    }
+    id = fresh[0]?.environmentId;
+  }
+  if (id === undefined) return undefined;
+  try {
+    await destroy(call, id, timings, progress);
+    return undefined;
+  } catch (error) {
+    return error instanceof CliError
+      ? error
+      : new CliError(`environment ${id} was not destroyed: ${messageOf(error)}`, DESTROY_BY_HAND);
+  }
+}
+
+/** The environments of this provider that were not listed before. */
+async function newEnvironments(call: GatewayCall, before: Set<string>): Promise<WorkerEnvironment[]> {
+  return (await listOurs(call)).filter((e) => !before.has(e.environmentId));
 }
 
 /** The only environment of this provider that was not listed before, if exactly one is. */
 async function newEnvironment(call: GatewayCall, before: Set<string>): Promise<WorkerEnvironment | undefined> {
-  const fresh = (await listOurs(call)).filter((e) => !before.has(e.environmentId));
+  const fresh = await newEnvironments(call, before);
   return fresh.length === 1 ? fresh[0] : undefined;
 }
 
@@ -155,7 +223,7 @@ async function destroy(
     if (Date.now() - started > timings.destroyTimeoutMs) {
       throw new CliError(
         `environment ${environmentId} was still ${state} ${seconds(timings.destroyTimeoutMs)} after its destroy`,
-        "Run `openclaw vercel-sandbox status`, then `openclaw gateway call environments.destroy` for it",
+        DESTROY_BY_HAND,
       );
     }
     await sleep(timings.pollMs);
