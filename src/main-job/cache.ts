@@ -2,7 +2,8 @@
 // dir (its snapshot store: VM1's image survives the run; every sandbox and every other snapshot is still deleted)
 // and `images.json`, the key → snapshot record (reuse.ts). One run at a time uses it: a second job while the
 // first runs gets no cache (a temp data dir, as before). `--fresh` discards it before the run.
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isAlive } from "../infra/index.js";
@@ -46,7 +47,10 @@ export async function openCache(dir: string, fresh: boolean): Promise<RerunCache
       await writeFile(staging, `${JSON.stringify(next, null, 2)}\n`);
       await rename(staging, recordFile);
     },
-    release: () => rm(lock, { force: true }),
+    // Only our own lock: one taken over meanwhile (this process seemed dead to another run) is that run's.
+    release: async () => {
+      if (readPid(lock) === String(process.pid)) await rm(lock, { force: true });
+    },
   };
 }
 
@@ -63,22 +67,39 @@ async function pruneIdRanges(emulatorDir: string): Promise<void> {
   }
 }
 
-/** The lock file holds its owner's pid; a dead owner's lock is taken over. */
+/**
+ * The lock file holds its owner's pid; a dead owner's lock is taken over. Two runs may find the same dead lock at
+ * once: each moves it aside (one rename wins) and checks that what it moved is the dead lock it read, so neither
+ * removes a lock the other has just taken (one moved by mistake is linked back).
+ */
 function take(lock: string): boolean {
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(lock, "wx");
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return true;
     } catch {
-      const owner = Number.parseInt(readPid(lock), 10);
+      const seen = readPid(lock);
+      const owner = Number.parseInt(seen, 10);
       if (Number.isSafeInteger(owner) && owner > 0 && isAlive(owner)) return false;
+      const aside = `${lock}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
       try {
-        rmSync(lock, { force: true });
+        renameSync(lock, aside);
       } catch {
+        continue;
+      }
+      const moved = readPid(aside);
+      if (moved !== seen) {
+        try {
+          linkSync(aside, lock);
+        } catch {
+          // Another run holds it by now.
+        }
+        rmSync(aside, { force: true });
         return false;
       }
+      rmSync(aside, { force: true });
     }
   }
   return false;

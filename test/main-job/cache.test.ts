@@ -1,8 +1,9 @@
 // The rerun cache's directory (cache.ts): one run at a time holds it (a second gets none until the first releases
 // it, and a dead holder's lock is taken over); --fresh discards the emulator's store and the record; the per-run
-// id-range skeletons the emulator leaves in its image dir are pruned while the shared Node copy stays.
+// id-range skeletons the emulator leaves in its image dir are pruned while the shared Node copy stays; a run
+// releases only its own lock.
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,5 +45,15 @@ describe("the main job's rerun cache dir", () => {
     expect(existsSync(path.join(cacheDir, "emulator"))).toBe(false);
     expect(existsSync(path.join(cacheDir, "images.json"))).toBe(false);
     await fresh!.release();
+  });
+
+  it("a release leaves the lock alone once another live run holds it", async () => {
+    const cacheDir = path.join(dir, "taken-over");
+    const mine = await openCache(cacheDir, false);
+    // Another run took the lock over meanwhile (this process's pid looked dead to it): a live pid is in it now.
+    await writeFile(path.join(cacheDir, "lock"), String(process.ppid));
+    await mine!.release();
+    expect(await readFile(path.join(cacheDir, "lock"), "utf8")).toBe(String(process.ppid));
+    expect(await openCache(cacheDir, false)).toBeUndefined();
   });
 });
