@@ -112,7 +112,9 @@ async function baseImageOf(
       i.profileKey === profileKey &&
       i.openclawVersion === openclawVersion &&
       i.state === "ready" &&
-      i.refusedAt === undefined,
+      i.refusedAt === undefined &&
+      // Retention has begun to delete it: no allocation takes it (the store's own rule), so it is not current.
+      i.deletingSince === undefined,
   );
   return bases.sort((a, b) => b.createdAt - a.createdAt)[0];
 }
