@@ -155,12 +155,19 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       (await (await Snapshot.list({ ...connection } as Parameters<typeof Snapshot.list>[0])).toArray()).filter(
         (s) => s.status !== "deleted",
       );
-    // The rerun cache's images outlive the run; every other snapshot and every sandbox goes.
-    const cached = new Set<string>();
+    // What the next run finds in the cache: this run's VM1 image, API front and base images (saved as they are made).
+    const next: ReuseRecord = { format: 1, front: frontOf(services.front.url) };
+    // The rerun cache's images outlive the run; every other snapshot and every sandbox goes. Kept: what this run
+    // recorded for the next one and, until its end replaces the record whole, what the last run kept, so a failed
+    // or interrupted run (the teardown's deleteAll) leaves the cache it found (a layer it replaced goes at the
+    // next run's start, which loads only what the record names).
+    let lastRunKept: readonly string[] = services.api.restored;
+    const cached = () => new Set([...lastRunKept, ...keptSnapshots(next, false)]);
     const deleteAll = async () => {
+      const keep = cached();
       for (const s of await sandboxes()) await (await Sandbox.get({ ...connection, name: s.name })).delete();
       for (const s of await snapshots()) {
-        if (!cached.has(s.id)) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
+        if (!keep.has(s.id)) await (await Snapshot.get({ ...connection, snapshotId: s.id })).delete();
       }
     };
     // On Vercel these would outlive the job; the emulator ends them with its close anyway.
@@ -168,10 +175,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
 
     const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
     progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
-    // What the next run finds in the cache: this run's VM1 image, API front and base images (saved as they are made).
-    const next: ReuseRecord = { format: 1, front: frontOf(services.front.url) };
     const image = cache ? await vm1Image(progress, services, plugin, cache, next) : undefined;
-    for (const layer of image?.layers ?? []) cached.add(layer.snapshotId);
     const basePlan: BasePlan | undefined =
       cache &&
       planBase(cache.record, frontOf(services.front.url), { fresh: cache.fresh, available: services.api.restored });
@@ -373,9 +377,9 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
         (await snapshots()).map((s) => s.id),
         vm1Disk.secrets,
       );
-      for (const b of keptBases) cached.add(b.snapshotId);
       next.base = keptBases;
       await cache.save(next);
+      lastRunKept = [];
       progress.note(
         `base runtime image(s) kept for the next run: ${keptBases.map((b) => b.snapshotId).join(", ") || "none"} (no secret of this run in them)`,
       );
@@ -389,7 +393,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       if (!options.keep) await deleteAll();
       return {
         sandboxes: (await sandboxes()).length,
-        snapshots: (await snapshots()).filter((s) => !cached.has(s.id)).length,
+        snapshots: (await snapshots()).filter((s) => !cached().has(s.id)).length,
       };
     });
     const summary: Summary = {
@@ -412,7 +416,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
                     ),
                   ]
                 : []),
-              `  kept for the next run: ${cached.size} image(s) in ${cache!.dir}`,
+              `  kept for the next run: ${cached().size} image(s) in ${cache!.dir}`,
             ],
           }
         : {}),
