@@ -29,8 +29,6 @@ export interface BaseInput {
   signal: AbortSignal;
   current: () => void;
   now: () => number;
-  /** false: the box is not restored after the capture (a builder sandbox of `images warm`, deleted next). */
-  restore?: boolean;
 }
 
 export interface BaseOutcome {
@@ -96,7 +94,6 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
     };
     await store.recordImage(record);
     current();
-    if (input.restore === false) return { sandbox: input.sandbox, baseline, captured: record };
     const sandbox = await timed(progress, "base restore", () =>
       input.project.restore(input.sandbox, snapshotId, signal),
     );
