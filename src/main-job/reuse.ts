@@ -115,8 +115,20 @@ export function parseRecord(text: string | undefined): ReuseRecord | undefined {
       (typeof image.key === "string" &&
         /^snap_[A-Za-z0-9]+$/.test(image.snapshotId) &&
         typeof image.inputs === "object" &&
-        image.inputs !== null);
-    const ok = isImage(raw.gateway) && isImage(raw.vm1);
+        image.inputs !== null &&
+        typeof image.builtAt === "string");
+    // The front is listened on again (api-front.ts): a port that is no port would fail the run, not the cache.
+    const front = raw.front;
+    const frontOk =
+      front === undefined ||
+      (typeof front === "object" &&
+        front !== null &&
+        typeof front.address === "string" &&
+        front.address.length <= 64 &&
+        Number.isInteger(front.port) &&
+        front.port > 0 &&
+        front.port < 65536);
+    const ok = isImage(raw.gateway) && isImage(raw.vm1) && frontOk;
     const base = raw.base;
     const baseOk =
       base === undefined ||

@@ -100,7 +100,16 @@ describe("VM1's image on a rerun", () => {
 
   it("a first run (no record, or a damaged one) builds", () => {
     expect(planImage(undefined, gatewayInputs, opts)).toMatchObject({ why: "nothing cached" });
-    for (const text of ["", "{", '{"format":2}', '{"format":1,"vm1":{"key":"k","snapshotId":"../x","inputs":{}}}']) {
+    for (const text of [
+      "",
+      "{",
+      '{"format":2}',
+      '{"format":1,"vm1":{"key":"k","snapshotId":"../x","inputs":{}}}',
+      // An API front the next run could not listen on again.
+      '{"format":1,"front":{"address":"10.215.1.2","port":"8080"}}',
+      '{"format":1,"front":{"address":"10.215.1.2","port":70000}}',
+      '{"format":1,"front":null}',
+    ]) {
       expect(parseRecord(text), text).toBeUndefined();
     }
     expect(parseRecord(JSON.stringify(record))).toEqual(record);
