@@ -12,6 +12,7 @@
 // by the exact runtime digest.
 import { messageOf } from "../infra/index.js";
 import {
+  CAPTURING_ELSEWHERE,
   type ImageRecord,
   ImageStore,
   type PreparationDiagnostics,
@@ -141,6 +142,7 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
       `a base image of this profile's shape and OpenClaw ${input.openclawVersion} exists; nothing was built`,
     );
   }
+  const timings = input.timings ?? DEFAULT_TIMINGS;
   const request = await requestBaseImage(input.stateDir, profileKey, Date.now());
   // Whether our worker took a request (its base step recorded diagnostics): then it may have been another run's,
   // and ours stays for that run's worker. Only when ours took none is our own request withdrawn.
@@ -148,8 +150,8 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
   try {
     const out = await withWorkerEnvironment(
       { call: input.call, profileId: profile.id, progress: input.progress, signal: input.signal },
-      input.timings ?? DEFAULT_TIMINGS,
-      async ({ environmentId, leaseId }) => {
+      timings,
+      async ({ environmentId, leaseId }): Promise<WarmReport | { capturing: string; ids: Partial<WarmReport> }> => {
         const ids = { environmentId, ...(leaseId ? { leaseId } : {}) };
         const step = leaseId ? (await store.diagnostics()).find((d) => d.leaseId === leaseId) : undefined;
         tookOne = step !== undefined;
@@ -164,6 +166,8 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
         }
         // Captured elsewhere meanwhile (a cold worker, another images warm), or found current by the provision.
         const other = step ? await store.usable(step.key) : await baseImageOf(store, profileKey, input.openclawVersion);
+        // Another worker (another images warm at once) holds the capture: waited for once this worker is gone.
+        if (!other && step?.baseCaptureSkipped === CAPTURING_ELSEWHERE) return { capturing: step.key, ids };
         if (other) {
           const why = step?.baseCaptureSkipped ?? "another worker took the request";
           return report(
@@ -183,10 +187,42 @@ export async function warmBaseImage(input: WarmInput): Promise<WarmReport> {
         );
       },
     );
+    const done =
+      "capturing" in out
+        ? await capturedElsewhere(store, out.capturing, timings, (image) =>
+            report(
+              image,
+              false,
+              `another worker was capturing it (${CAPTURING_ELSEWHERE}), and this run waited for it; nothing was built`,
+              out.ids,
+            ),
+          )
+        : out;
     // The figure is the whole command's, the environment's destroy included.
-    return { ...out, wallMs: Date.now() - started };
+    return { ...done, wallMs: Date.now() - started };
   } finally {
     if (!tookOne) await withdrawBaseImageRequest(request);
+  }
+}
+
+/** Waits (bounded, like the worker's readiness) for the base image another worker is capturing under its claim. */
+async function capturedElsewhere(
+  store: ImageStore,
+  key: string,
+  timings: EnvironmentTimings,
+  done: (image: ImageRecord) => WarmReport,
+): Promise<WarmReport> {
+  const until = Date.now() + timings.readyTimeoutMs;
+  for (;;) {
+    const image = await store.usable(key);
+    if (image) return done(image);
+    if (Date.now() > until) {
+      throw new CliError(
+        `another worker was capturing the base image of this key and none was ready within ${seconds(timings.readyTimeoutMs)}`,
+        "Run `openclaw vercel-sandbox images` to see the store, then images warm again",
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, timings.pollMs));
   }
 }
 

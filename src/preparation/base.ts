@@ -31,6 +31,9 @@ export interface BaseInput {
   now: () => number;
 }
 
+/** The base step's skip reason while another lease holds the key's capture claim (`images warm` waits for it). */
+export const CAPTURING_ELSEWHERE = "another worker is capturing the base image of this key";
+
 export interface BaseOutcome {
   sandbox: SandboxHandle;
   /** The runtime measured before any recipe ran. */
@@ -59,7 +62,7 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
   const skip = (skipped: string): BaseOutcome => ({ sandbox: input.sandbox, baseline, skipped });
   if (await store.usable(input.baseKey)) return skip("a base image of this key exists");
   if (!(await store.claimCapture(input.baseKey, input.leaseId, input.now()))) {
-    return skip("another worker is capturing the base image of this key");
+    return skip(CAPTURING_ELSEWHERE);
   }
   try {
     // Checked again under the claim: a capture that just finished elsewhere needs no second one.

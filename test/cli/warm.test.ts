@@ -4,7 +4,10 @@
 // a worker; that worker's provision, and only a provision with a request, runs the base step right after its
 // sandbox was created and before enrollment; the command destroys the environment on every path (Ctrl-C too);
 // `images` lists the image as base; a new project's first worker starts from it without a runtime install; a
-// second run builds nothing; no secret reaches the progress, the report or the image.
+// second run builds nothing; no secret reaches the progress, the report or the image; two runs at once build one
+// image between them and both succeed.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { GatewayCall } from "../../src/cli/gateway.js";
 import { renderImages } from "../../src/cli/images.js";
@@ -237,4 +240,17 @@ describe("images warm", () => {
     );
     expect(found).toBe("done\n");
   }, 240_000);
+
+  it("two runs at once for one profile: one builds the base image, the other waits for it and reports it, no request is left", async () => {
+    // The image built above no longer serves (a worker refused it), so a new one is due.
+    for (const b of await bases()) await store().refuse(b.snapshotId, "spec: a new base image is due", Date.now());
+    const [one, two] = [coreOf(), coreOf()];
+    const runs = await Promise.all([warmBaseImage(warmInput(one.call, [])), warmBaseImage(warmInput(two.call, []))]);
+    expect(runs.map((r) => r.built).sort()).toEqual([false, true]);
+    expect(runs[0]?.snapshotId).toBe(runs[1]?.snapshotId);
+    const fresh = (await bases()).filter((b) => b.refusedAt === undefined);
+    expect(fresh.map((b) => b.snapshotId)).toEqual([runs[0]?.snapshotId]);
+    expect([...one.envs, ...two.envs].map((e) => e.worker.state)).toEqual(["destroyed", "destroyed"]);
+    expect(readdirSync(join(stateDir, "vercel-sandbox", "base-requests"))).toEqual([]);
+  }, 300_000);
 });
