@@ -2,9 +2,14 @@
 // only when the API front has the last run's URL (another URL is another profile key) and --fresh is not given;
 // what is offered is exactly the plugin's ready base records, and a store holding refused, deleting, project or
 // malformed records yields none of them.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createOwnedTempDir } from "../../src/infra/index.js";
 import { baseLine, frontOf, planBase, readyBases, seededStore } from "../../src/main-job/base-reuse.js";
 import type { CachedBase, ReuseRecord } from "../../src/main-job/reuse.js";
+import { ImageStore } from "../../src/preparation/index.js";
+import { imageRecord } from "../preparation/records.js";
 
 const key = "e".repeat(64);
 const baseRecord = {
@@ -52,6 +57,20 @@ describe("the base runtime image on a rerun", () => {
       captures: {},
     });
     expect(readyBases(text)).toEqual([base]);
+  });
+
+  it("the plugin's own image store reads the seeded file and serves the offered base image", async () => {
+    // A record as the plugin on VM1 wrote it (every field its store keeps), offered to the next VM1's store.
+    const written = imageRecord("snap_Base2", { kind: "base", key, baseKey: key, projectKey: "" });
+    const dir = await createOwnedTempDir("vsb-seeded-store-");
+    try {
+      mkdirSync(join(dir.path, "vercel-sandbox"));
+      const [kept] = readyBases(JSON.stringify({ version: 1, images: { snap_Base2: written } }));
+      writeFileSync(join(dir.path, "vercel-sandbox", "images.json"), seededStore([kept!]));
+      expect(await ImageStore.inDirectory(dir.path).usable(key)).toEqual(written);
+    } finally {
+      await dir.remove();
+    }
   });
 
   it("only ready base records of the plugin's store are kept", () => {
