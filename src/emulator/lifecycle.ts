@@ -137,8 +137,28 @@ export class Lifecycle {
     for (const home of await sweepLayers(this.dataDir, roots, gone.keys())) gone.get(home)!.layersFreed = true;
   }
 
-  /** Boots a new running session for the sandbox and makes it current. */
-  async boot(sandbox: SandboxRecord, sourceSnapshotId?: string): Promise<SessionRecord> {
+  /**
+   * A new sandbox's first boot, on a fresh layer over `fromSnapshot` (or the bare image) or on a copy of
+   * `copyLayerOf`'s layer. The sandbox is listed from the start, so a resume (a command run on it) may come
+   * meanwhile: it joins this boot instead of mounting a second overlay on the same layer dirs.
+   */
+  start(sandbox: SandboxRecord, fromSnapshot: string | undefined, copyLayerOf?: SandboxRecord): Promise<SessionRecord> {
+    return this.exclusive(sandbox, async () => {
+      sandbox.booting = (async () => {
+        if (copyLayerOf) await this.copyLayer(copyLayerOf, sandbox);
+        else await this.resetLayers(sandbox, fromSnapshot);
+        return this.boot(sandbox, fromSnapshot);
+      })();
+      try {
+        return await sandbox.booting;
+      } finally {
+        sandbox.booting = undefined;
+      }
+    });
+  }
+
+  /** Boots a new running session for the sandbox and makes it current (inside `exclusive`: `start`, `resume`). */
+  private async boot(sandbox: SandboxRecord, sourceSnapshotId?: string): Promise<SessionRecord> {
     const now = Date.now();
     const session: SessionRecord = {
       id: newId("sbx"),

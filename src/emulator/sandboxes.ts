@@ -82,9 +82,7 @@ async function bootNew(
   ctx.registry.sandboxes.set(sandbox.name, sandbox);
   let session: SessionRecord;
   try {
-    if (copyLayerOf) await ctx.lifecycle.copyLayer(copyLayerOf, sandbox);
-    else await ctx.lifecycle.resetLayers(sandbox, fromSnapshot);
-    session = await ctx.lifecycle.boot(sandbox, fromSnapshot);
+    session = await ctx.lifecycle.start(sandbox, fromSnapshot, copyLayerOf);
   } catch (error) {
     await releaseFailed(ctx, sandbox);
     if (error instanceof HttpError) throw error;

@@ -6,6 +6,33 @@ const emulator = useEmulator();
 describe.each(SDKS)("sandboxes with SDK %s", (version, { Sandbox, APIError }) => {
   const tag = `v${version.replace(/\W/g, "")}`;
 
+  it("a resume that comes while a new sandbox boots joins that boot", async () => {
+    const api = emulator();
+    const name = `joined-${tag}`;
+    const creating = Sandbox.create({ ...connect(api), name });
+    let created = false;
+    void creating.then(() => {
+      created = true;
+    });
+    // Resumes from the moment the name is listed (404 before), as a command run on the sandbox would.
+    const resumes: Array<Promise<{ currentSession(): { sessionId: string } }>> = [];
+    while (!created && resumes.length < 200) {
+      const attempt = Sandbox.get({ ...connect(api), name, resume: true });
+      resumes.push(attempt);
+      await attempt.catch(() => undefined);
+    }
+    const sandbox = await creating;
+    const joined = (await Promise.allSettled(resumes)).flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    expect(joined.length).toBeGreaterThan(0);
+    expect(new Set(joined.map((r) => r.currentSession().sessionId))).toEqual(
+      new Set([sandbox.currentSession().sessionId]),
+    );
+    // A second overlay on the same work dir breaks the copy-up this mkdir needs (ENOENT), or its own mount.
+    const out = await sandbox.runCommand("mkdir", ["/home/vercel-sandbox/.made"]);
+    expect({ code: out.exitCode, stderr: await out.stderr() }).toEqual({ code: 0, stderr: "" });
+    await sandbox.delete();
+  });
+
   it("creates a running sandbox on the v3 path and reads it back without resuming", async () => {
     const api = emulator();
     const sandbox = await Sandbox.create({ ...connect(api), tags: { suite: tag } });
