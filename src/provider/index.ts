@@ -1,11 +1,10 @@
 // The door of the provider room for the other rooms: everything the package publishes (public.ts), and what
 // sibling rooms need besides.
 
-export { allocate, effectiveScope, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
+export { effectiveScope, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
 export { type CapSnapshot, type CapWorker, type Reclaimer, WorkerCap, withWorkerCap } from "./cap/index.js";
-export { BootstrapEnroller, NODE_ENGINES_TEXT, satisfiesEngines } from "./enrollment/index.js";
+export { NODE_ENGINES_TEXT, satisfiesEngines } from "./enrollment/index.js";
 export { LeaseLedger, type Tombstone } from "./ledger.js";
-export { createRequest, egressPolicy, gatewayHostOf } from "./policy.js";
+export { egressPolicy } from "./policy.js";
 export * from "./public.js";
 export { type AbsenceProof, ReleaseUnprovenError, releaseSandbox } from "./release.js";
-export { imageExpirationMs } from "./steps/warm-images.js";
