@@ -88,10 +88,7 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     const snapshot = await snapshotting;
     expect(new Set(resumed.map((r) => r.currentSession().sessionId)).size).toBe(1);
     // The mkdir needs a copy-up of the image layer's home dir, which a second overlay on the same work dir breaks (ENOENT).
-    const out = await resumed[0]!.runCommand("bash", [
-      "-c",
-      "mkdir /home/vercel-sandbox/.made && cat before.txt",
-    ]);
+    const out = await resumed[0]!.runCommand("bash", ["-c", "mkdir /home/vercel-sandbox/.made && cat before.txt"]);
     expect({ code: out.exitCode, stdout: await out.stdout(), stderr: await out.stderr() }).toEqual({
       code: 0,
       stdout: "kept",
