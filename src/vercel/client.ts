@@ -150,6 +150,19 @@ export interface SandboxSummary {
 }
 
 /** A profile asked for something this provider instance was not given. */
+/** How many sessions a restore starts before it gives up on one that stands on its snapshot. */
+const RESTORE_ATTEMPTS = 3;
+
+/** The sandbox kept answering with a session that does not stand on the snapshot a restore asked for. */
+export class RestoreMismatchError extends Error {
+  override readonly name = "RestoreMismatchError";
+  constructor(sandbox: string, snapshotId: string, got: string | undefined) {
+    super(
+      `sandbox ${sandbox} did not restore snapshot ${snapshotId}: after ${RESTORE_ATTEMPTS} sessions it still boots from ${got ?? "its base image"}`,
+    );
+  }
+}
+
 export class BackendUnavailableError extends Error {
   override readonly name = "BackendUnavailableError";
 }
@@ -313,10 +326,22 @@ export class VercelProject {
     }
   }
 
-  /** Makes the sandbox's next session restore `snapshotId`, then starts that session. */
+  /**
+   * Makes the sandbox's next session restore `snapshotId`, then starts that session. Anything that ran a command
+   * on the stopped sandbox between the capture and the update (the SDK resumes on every command) booted a
+   * session that does not stand on the snapshot (a non-persistent sandbox boots its bare image): that session is
+   * stopped and the restore's own started in its place.
+   */
   async restore(sandbox: SandboxHandle, snapshotId: string, signal?: AbortSignal): Promise<SandboxHandle> {
     await retrying("update sandbox", signal, () => sandbox.update({ currentSnapshotId: snapshotId }, { signal }));
-    return this.resume(sandbox.name, signal);
+    for (let attempt = 1; ; attempt++) {
+      const resumed = await this.resume(sandbox.name, signal);
+      if (resumed.sourceSnapshotId === snapshotId) return resumed;
+      if (attempt === RESTORE_ATTEMPTS) {
+        throw new RestoreMismatchError(sandbox.name, snapshotId, resumed.sourceSnapshotId);
+      }
+      await retrying("stop sandbox", signal, () => resumed.stop({ signal }));
+    }
   }
 
   /** Deletes a sandbox (its running session ends with it); a missing sandbox counts as deleted. */

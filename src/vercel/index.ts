@@ -4,6 +4,7 @@
 export {
   BackendUnavailableError,
   type EmbeddedBackend,
+  RestoreMismatchError,
   type SandboxBox,
   type SandboxHandle,
   type SandboxSdk,
