@@ -50,6 +50,9 @@ export const OUR_TEMP_PREFIXES = [
   "vsb-restart-",
   "vsb-scan-",
   "vsb-warm-state-",
+  "vsb-warm-shortcut-",
+  "vsb-warm-request-",
+  "vsb-seeded-store-",
   "vsb-wake-",
   // test/support/state-files.ts: tempStateDirs(<name>) makes `<name>-XXXXXX`
   "image-store-",
