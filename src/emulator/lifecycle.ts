@@ -143,18 +143,23 @@ export class Lifecycle {
    * meanwhile: it joins this boot instead of mounting a second overlay on the same layer dirs.
    */
   start(sandbox: SandboxRecord, fromSnapshot: string | undefined, copyLayerOf?: SandboxRecord): Promise<SessionRecord> {
-    return this.exclusive(sandbox, async () => {
-      sandbox.booting = (async () => {
+    return this.exclusive(sandbox, () =>
+      this.joinable(sandbox, async () => {
         if (copyLayerOf) await this.copyLayer(copyLayerOf, sandbox);
         else await this.resetLayers(sandbox, fromSnapshot);
         return this.boot(sandbox, fromSnapshot);
-      })();
-      try {
-        return await sandbox.booting;
-      } finally {
-        sandbox.booting = undefined;
-      }
-    });
+      }),
+    );
+  }
+
+  /** Runs a boot as the sandbox's `booting`, which a resume arriving meanwhile joins. */
+  private async joinable(sandbox: SandboxRecord, boot: () => Promise<SessionRecord>): Promise<SessionRecord> {
+    sandbox.booting = boot();
+    try {
+      return await sandbox.booting;
+    } finally {
+      sandbox.booting = undefined;
+    }
   }
 
   /** Boots a new running session for the sandbox and makes it current (inside `exclusive`: `start`, `resume`). */
@@ -238,7 +243,7 @@ export class Lifecycle {
     if (current?.stopping) await current.stopping;
     if (current?.status === "running") return { session: current, resumed: false };
     this.assertRestorable(sandbox);
-    sandbox.booting = (async () => {
+    const session = await this.joinable(sandbox, async () => {
       let source: string | undefined;
       if (sandbox.pendingRestore) {
         source = sandbox.pendingRestore;
@@ -251,12 +256,8 @@ export class Lifecycle {
         source = sandbox.currentSnapshotId;
       }
       return this.boot(sandbox, source);
-    })();
-    try {
-      return { session: await sandbox.booting, resumed: true };
-    } finally {
-      sandbox.booting = undefined;
-    }
+    });
+    return { session, resumed: true };
   }
 
   /** 410 `snapshot_not_found` when a stopped sandbox's restore point is gone (getOrCreate recreates it). */

@@ -149,7 +149,6 @@ export interface SandboxSummary {
   tags: Record<string, string>;
 }
 
-/** A profile asked for something this provider instance was not given. */
 /** How many sessions a restore starts before it gives up on one that stands on its snapshot. */
 const RESTORE_ATTEMPTS = 3;
 
@@ -163,6 +162,7 @@ export class RestoreMismatchError extends Error {
   }
 }
 
+/** A profile asked for something this provider instance was not given. */
 export class BackendUnavailableError extends Error {
   override readonly name = "BackendUnavailableError";
 }
