@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirstSequencer from "./test/setup/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -10,6 +11,8 @@ export default defineConfig({
     // Each file in its own process: emulator and gateway tests count their own child processes.
     pool: "forks",
     maxWorkers: 2,
+    // The longest spec files first (test/setup/sequencer.ts): two workers finish together.
+    sequence: { sequencer: LongestFirstSequencer },
     // Each run gets its own TMPDIR and fails if it leaves a temp entry of ours behind (test/setup/temp-check.ts).
     globalSetup: ["test/setup/temp-check.ts"],
   },
