@@ -259,9 +259,39 @@ function isRealDirectory(p: string): boolean {
   }
 }
 
-/** Kills the holder's process group (its outer process, the holder, what ran before the pivot) and waits for its end. */
-export async function stopHolder(holder: Pick<Holder, "pid" | "start">): Promise<void> {
-  const outer = await holder.start.outer;
+/** How long a stop waits for the factory's word on a holder (its outer pid, its exit) before going on without it. */
+export interface StopHolderLimits {
+  outerMs: number;
+  exitMs: number;
+}
+
+const STOP_HOLDER_LIMITS: StopHolderLimits = { outerMs: 5_000, exitMs: 10_000 };
+
+/** `promise`'s value, or `fallback` once `ms` passed (the timer does not hold the process open). */
+async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Kills the holder's process group (its outer process, the holder, what ran before the pivot) and waits for its
+ * end. The factory reports the outer pid and the exit; a factory that never does (wedged, or its message lost)
+ * does not hold the stop: the holder, PID 1 of the sandbox's namespace, is killed by its own pid (which ends every
+ * process of the namespace), and the stop goes on once that namespace is gone.
+ */
+export async function stopHolder(
+  holder: Pick<Holder, "pid" | "start">,
+  limits: StopHolderLimits = STOP_HOLDER_LIMITS,
+): Promise<void> {
+  const outer = await within(holder.start.outer, limits.outerMs, undefined);
   if (!holder.start.isGone()) {
     for (const pid of [outer ? -outer : 0, holder.pid, outer]) {
       try {
@@ -271,7 +301,7 @@ export async function stopHolder(holder: Pick<Holder, "pid" | "start">): Promise
       }
     }
   }
-  await holder.start.exited;
+  await within(holder.start.exited, limits.exitMs, undefined);
   if (holder.pid) await namespaceEnded(holder.pid);
 }
 
