@@ -1,9 +1,9 @@
 // Issue 21's base runtime images on the emulator, with the real provider, SDK, bootstrap and OpenClaw's own
 // project preparation. The first cold worker captures the base image of its (runtime digests, shape) key right
 // after the runtime install, before any recipe; a new project's first worker starts from it and installs no
-// runtime (the emulator's command log and the gateway's downloads prove it); a changed runtime digest builds a
-// new base image and never reuses the old one; concurrent cold workers capture one base image per key; no
-// image holds a secret or anything an agent command wrote on a worker.
+// runtime (the emulator's command log and the gateway's downloads prove it), and so does a worker without a
+// project; a changed runtime digest builds a new base image and never reuses the old one; concurrent cold
+// workers capture one base image per key; no image holds a secret or anything an agent command wrote on a worker.
 import { describe, expect, it } from "vitest";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { operationId } from "../provider/fixtures/enrollment-harness.js";
@@ -96,6 +96,35 @@ describe("base runtime images", () => {
     expect(rootPrograms(next.leaseId)).toHaveLength(1);
     expect(runtimeDownloads()).toBe(downloads);
     expect(world.h.logs.some((l) => l.includes(`${next.leaseId}: bootstrap download `))).toBe(false);
+    expect(await bases()).toHaveLength(1);
+  }, 240_000);
+
+  it("a worker without a project starts from the base image too, installs no runtime, and holds it while it lives", async () => {
+    const downloads = runtimeDownloads();
+    const [base] = await bases();
+    const on = world.h.provider({ stateDir });
+    const op = operationId();
+    const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
+    const lease = await on.provision(
+      world.h.profile,
+      op,
+      world.h.options(
+        leaseId,
+        { artifact: world.runtime },
+        { prepareNodeRuntime: runtimePreparation(world.h, world.runtime, world.worker) },
+      ),
+    );
+    expect(lease.node?.deviceId).toMatch(/^device-/);
+    // Enrollment is the only root program (no runtime install) and the gateway served no runtime download.
+    expect(rootPrograms(leaseId)).toHaveLength(1);
+    expect(runtimeDownloads()).toBe(downloads);
+    expect(world.h.logs).toContain(
+      `vercel-sandbox ${leaseId}: started from base image ${base?.snapshotId}; enrollment reuses its runtime`,
+    );
+    // Its start is recorded (a replay follows it) and keeps retention off the image until the worker goes.
+    expect((await store().choiceFor(leaseId))?.choice).toEqual({ kind: "image", snapshotId: base?.snapshotId });
+    await on.destroy({ leaseId, profile: world.h.profile });
+    expect(await store().choiceFor(leaseId)).toBeUndefined();
     expect(await bases()).toHaveLength(1);
   }, 240_000);
 

@@ -6,7 +6,12 @@
 import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { messageOf } from "../../infra/index.js";
-import { CaptureRequiredError, DeclaredPreparationError, ImageRefusedError } from "../../preparation/index.js";
+import {
+  CaptureRequiredError,
+  DeclaredPreparationError,
+  type ImageRecord,
+  ImageRefusedError,
+} from "../../preparation/index.js";
 import type { ProviderParts } from "../parts.js";
 import { baseOnRequest } from "../steps/base-request.js";
 import { failProvision } from "../steps/cleanup.js";
@@ -14,9 +19,24 @@ import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";
 import { enrollNode } from "../steps/enroll.js";
 import { phase } from "../steps/progress.js";
 import type { ProvisionRun } from "../steps/run.js";
-import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice } from "../steps/warm-images.js";
+import {
+  chooseStart,
+  imageGone,
+  imageOf,
+  prepareStep,
+  type StartChoice,
+  type WarmImages,
+} from "../steps/warm-images.js";
 import { startWorker } from "../steps/worker-start.js";
 import type { Renewal } from "./renewal.js";
+
+/** A worker without a project created from the base image: the image counts as used; its runtime is reused. */
+async function baseStarted(steps: ProviderParts["steps"], leaseId: string, image: ImageRecord, images: WarmImages) {
+  await images.store.touch(image.snapshotId, Date.now());
+  steps.logger.info?.(
+    `vercel-sandbox ${leaseId}: started from base image ${image.snapshotId}; enrollment reuses its runtime`,
+  );
+}
 
 /** What provision checked and decided before the lock: the run without its project and progress. */
 export type ProvisionRequest = Pick<ProvisionRun, "allocation" | "settings" | "rawSettings" | "vcpus" | "options">;
@@ -51,9 +71,12 @@ export async function provisionSequence(
     // A worker without a project captures the base image first when `images warm` asked for one.
     const created = chosen ? sandbox : await baseOnRequest(run, steps, sandbox, warmImages, options.stateDir);
     sandbox = created;
-    const prepared = chosen
-      ? await phase(steps, leaseId, "preparation", () => prepareStep(run, steps, created, chosen, warmImages))
-      : undefined;
+    // Only a project is prepared; a worker without one that starts from the base image goes on to enrollment.
+    const prepared =
+      chosen && run.options.project
+        ? await phase(steps, leaseId, "preparation", () => prepareStep(run, steps, created, chosen, warmImages))
+        : undefined;
+    if (chosen?.image && !run.options.project) await baseStarted(steps, leaseId, chosen.image, warmImages);
     sandbox = prepared?.sandbox ?? sandbox;
     const enrolledOn = sandbox;
     const node = await phase(steps, leaseId, "enrollment", () =>

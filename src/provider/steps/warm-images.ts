@@ -1,7 +1,8 @@
 // Steps 1b and 3 for leases whose project can be prepared (core passed `options.project` and the profile keeps
 // warm images on): the recorded start — the project's image at this commit, else the base runtime image of
 // core's runtime, else cold — chosen before any Vercel request and reused by every replay and restart; then the
-// preparation itself (src/preparation). A warm create whose image has vanished fails visibly instead of
+// preparation itself (src/preparation). A lease without a project starts from the base image when one exists
+// (step 1b only: it has nothing to prepare). A warm create whose image has vanished fails visibly instead of
 // silently switching the recorded choice; a project image its worker refuses (runtime changed) is released
 // and the lease falls back to a cold start within the same provision. The credentials core hands over for the
 // runtime are registered for redaction first.
@@ -53,15 +54,21 @@ export function imageExpirationMs(unusedForMs: number): number {
   return unusedForMs === 0 ? 0 : unusedForMs + EXPIRY_MARGIN_MS;
 }
 
-/** The lease's recorded start; recorded now when this is its first attempt. */
+/**
+ * The lease's recorded start; recorded now when this is its first attempt. A worker with a project starts from
+ * its project image, else the base image, else cold; one without a project (core's `environments.create`, a
+ * session outside a Git project) from the base image of its shape and runtime when one exists, else cold as
+ * before (and then nothing is recorded: such a worker has nothing to prepare).
+ */
 export async function chooseStart(run: ProvisionRun, images: WarmImages): Promise<StartChoice | undefined> {
+  if (!run.settings.warmImage) return undefined;
   const project = run.options.project;
-  if (!project || !run.settings.warmImage) return undefined;
   const { leaseId } = run.allocation;
   const profileKey = profileKeyOf(run.settings, run.vcpus);
-  const key = imageKeyOf(profileKey, project.key, run.settings.imageSharing);
   const runtime = await runtimeFor(run)?.();
   const baseKey = runtime ? baseKeyOf(profileKey, runtime) : undefined;
+  if (!project && !baseKey) return undefined;
+  const key = project ? imageKeyOf(profileKey, project.key, run.settings.imageSharing) : (baseKey as string);
   const known = { profileKey, ...(runtime ? { runtime } : {}), ...(baseKey ? { baseKey } : {}) };
   const recorded = await images.store.choiceFor(leaseId);
   if (recorded) {
@@ -80,8 +87,10 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
   }
   // A project image only at this commit and on this runtime; otherwise the clean base of this runtime.
   const image =
-    (baseKey && (await images.store.usable(key, { baseCommit: project.baseCommit, baseKey }))) ||
+    (project && baseKey && (await images.store.usable(key, { baseCommit: project.baseCommit, baseKey }))) ||
     (baseKey ? await images.store.usable(baseKey) : undefined);
+  // Without a project there is no cold choice to record: the worker provisions as it always did.
+  if (!project && !image) return undefined;
   const choiceOf = (from?: ImageRecord): AllocationChoice => ({
     leaseId,
     key,
@@ -97,6 +106,7 @@ export async function chooseStart(run: ProvisionRun, images: WarmImages): Promis
   } catch (error) {
     // Retention claimed the image between the lookup and the record: start cold instead.
     if (!(error instanceof ImageUnusableError)) throw error;
+    if (!project) return undefined;
     const choice = choiceOf();
     await images.store.recordChoice(choice);
     return { choice, ...known };
