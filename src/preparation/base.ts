@@ -31,6 +31,9 @@ export interface BaseInput {
   now: () => number;
 }
 
+/** The base step's skip reason when a current base image of the key exists (and a worker's answer to `images warm`). */
+export const BASE_EXISTS = "a base image of this key exists";
+
 /** The base step's skip reason while another lease holds the key's capture claim (`images warm` waits for it). */
 export const CAPTURING_ELSEWHERE = "another worker is capturing the base image of this key";
 
@@ -60,13 +63,13 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
   const baseline = await timed(progress, "runtime measurement", () => measureRuntime(box, signal));
   current();
   const skip = (skipped: string): BaseOutcome => ({ sandbox: input.sandbox, baseline, skipped });
-  if (await store.usable(input.baseKey)) return skip("a base image of this key exists");
+  if (await store.usable(input.baseKey)) return skip(BASE_EXISTS);
   if (!(await store.claimCapture(input.baseKey, input.leaseId, input.now()))) {
     return skip(CAPTURING_ELSEWHERE);
   }
   try {
     // Checked again under the claim: a capture that just finished elsewhere needs no second one.
-    if (await store.usable(input.baseKey)) return skip("a base image of this key exists");
+    if (await store.usable(input.baseKey)) return skip(BASE_EXISTS);
     try {
       await store.assertRoomForImage(input.baseKey);
     } catch (error) {

@@ -1,6 +1,6 @@
 // The door of warm-image preparation (the I/O half beside the pure devcontainer engine): preparing a lease's
 // project on its box, the warm-image store and its retention, image keys, and the diagnostics the CLI shows.
-export { CAPTURING_ELSEWHERE, installBase } from "./base.js";
+export { BASE_EXISTS, CAPTURING_ELSEWHERE, installBase } from "./base.js";
 export { projectTransport } from "./box.js";
 export { runPhases } from "./commands.js";
 export { formatDiagnosticsTable, printable } from "./diagnostics.js";

@@ -103,6 +103,13 @@ export class ImageStore {
     return structuredClone(Object.values((await this.current()).images).sort(newestFirst));
   }
 
+  /** Whether a base image of this profile shape (any runtime) may serve a new allocation. */
+  async hasUsableBase(profileKey: string): Promise<boolean> {
+    return Object.values((await this.current()).images).some(
+      (i) => i.kind === "base" && i.profileKey === profileKey && servesAllocations(i),
+    );
+  }
+
   /**
    * The newest image of `key` that may serve a new allocation; at `baseCommit` only, and holding the runtime
    * of `baseKey` only, when those are given.

@@ -6,37 +6,17 @@
 import type { WorkerLease } from "openclaw/plugin-sdk/plugin-entry";
 import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { messageOf } from "../../infra/index.js";
-import {
-  CaptureRequiredError,
-  DeclaredPreparationError,
-  type ImageRecord,
-  ImageRefusedError,
-} from "../../preparation/index.js";
+import { CaptureRequiredError, DeclaredPreparationError, ImageRefusedError } from "../../preparation/index.js";
 import type { ProviderParts } from "../parts.js";
-import { baseOnRequest } from "../steps/base-request.js";
+import { baseOnRequest, baseStarted } from "../steps/base-request.js";
 import { failProvision } from "../steps/cleanup.js";
 import { adoptEnrolled, createOrAdopt } from "../steps/create-or-adopt.js";
 import { enrollNode } from "../steps/enroll.js";
 import { phase } from "../steps/progress.js";
 import type { ProvisionRun } from "../steps/run.js";
-import {
-  chooseStart,
-  imageGone,
-  imageOf,
-  prepareStep,
-  type StartChoice,
-  type WarmImages,
-} from "../steps/warm-images.js";
+import { chooseStart, imageGone, imageOf, prepareStep, type StartChoice } from "../steps/warm-images.js";
 import { startWorker } from "../steps/worker-start.js";
 import type { Renewal } from "./renewal.js";
-
-/** A worker without a project created from the base image: the image counts as used; its runtime is reused. */
-async function baseStarted(steps: ProviderParts["steps"], leaseId: string, image: ImageRecord, images: WarmImages) {
-  await images.store.touch(image.snapshotId, Date.now());
-  steps.logger.info?.(
-    `vercel-sandbox ${leaseId}: started from base image ${image.snapshotId}; enrollment reuses its runtime`,
-  );
-}
 
 /** What provision checked and decided before the lock: the run without its project and progress. */
 export type ProvisionRequest = Pick<ProvisionRun, "allocation" | "settings" | "rawSettings" | "vcpus" | "options">;
@@ -76,7 +56,7 @@ export async function provisionSequence(
       chosen && run.options.project
         ? await phase(steps, leaseId, "preparation", () => prepareStep(run, steps, created, chosen, warmImages))
         : undefined;
-    if (chosen?.image && !run.options.project) await baseStarted(steps, leaseId, chosen.image, warmImages);
+    if (chosen && !run.options.project) await baseStarted(run, steps, chosen, warmImages, options.stateDir);
     sandbox = prepared?.sandbox ?? sandbox;
     const enrolledOn = sandbox;
     const node = await phase(steps, leaseId, "enrollment", () =>

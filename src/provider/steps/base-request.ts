@@ -2,10 +2,12 @@
 // (preparation/warm-request.ts): on the sandbox this attempt has just created cold, before enrollment, the base
 // step of a cold provision (preparation/base.ts): core's runtime installed and measured, and, when no base image
 // of its key exists, the box scrubbed, captured as the base image and restored. Nothing but our runtime program
-// has run there. Every other worker without a project provisions exactly as before. The diagnostics record
-// what happened under the lease, which is how `images warm` learns it.
+// has run there. A worker without a project that started from a current base image (steps/warm-images.ts)
+// answers the request instead: the base image it stands on is current, so there is nothing to build. The
+// diagnostics record what happened under the lease, which is how `images warm` learns it.
 import { registerSecret } from "../../infra/index.js";
 import {
+  BASE_EXISTS,
   baseKeyOf,
   installBase,
   type PreparationDiagnostics,
@@ -15,7 +17,7 @@ import {
 import type { SandboxHandle } from "../../vercel/index.js";
 import { egressPolicy, gatewayHostOf } from "../policy.js";
 import type { ProvisionRun, StepContext } from "./run.js";
-import { imageExpirationMs, type WarmImages } from "./warm-images.js";
+import { imageExpirationMs, type StartChoice, type WarmImages } from "./warm-images.js";
 
 /** Returns the sandbox to enroll: `sandbox`, or its restored session after a capture. */
 export async function baseOnRequest(
@@ -87,4 +89,47 @@ export async function baseOnRequest(
     : `no base capture: ${base.skipped}`;
   context.logger.info?.(`vercel-sandbox ${leaseId}: images warm base step: ${outcome}`);
   return base.sandbox;
+}
+
+/**
+ * A worker without a project created from the base image (its start chosen in warm-images.ts): the image counts
+ * as used, enrollment reuses its runtime, and an `images warm` request for this shape is answered: a current base
+ * image of the key exists, nothing is built.
+ */
+export async function baseStarted(
+  run: ProvisionRun,
+  context: StepContext,
+  start: StartChoice,
+  images: WarmImages,
+  stateDir: string | undefined,
+): Promise<void> {
+  const { image, baseKey } = start;
+  if (!image || !baseKey) return;
+  const { leaseId } = run.allocation;
+  await images.store.touch(image.snapshotId, Date.now());
+  context.logger.info?.(
+    `vercel-sandbox ${leaseId}: started from base image ${image.snapshotId}; enrollment reuses its runtime`,
+  );
+  if (!(await takeBaseImageRequest(stateDir, start.profileKey, Date.now()))) return;
+  await images.store.recordDiagnostics({
+    leaseId,
+    at: Date.now(),
+    key: baseKey,
+    projectKey: "",
+    baseCommit: "",
+    recipe: {
+      source: "none",
+      identity: "",
+      notes: ["images warm: a worker without a project started from the current base image"],
+      warnings: [],
+    },
+    start: "base",
+    event: "initial",
+    phases: [],
+    baseImageId: image.snapshotId,
+    baseCaptureSkipped: BASE_EXISTS,
+    captureSkipped: BASE_EXISTS,
+    captured: false,
+    totalMs: 0,
+  });
 }

@@ -58,13 +58,15 @@ export function imageExpirationMs(unusedForMs: number): number {
  * The lease's recorded start; recorded now when this is its first attempt. A worker with a project starts from
  * its project image, else the base image, else cold; one without a project (core's `environments.create`, a
  * session outside a Git project) from the base image of its shape and runtime when one exists, else cold as
- * before (and then nothing is recorded: such a worker has nothing to prepare).
+ * before (nothing recorded, and core's runtime not asked for unless some base image of the shape exists).
  */
 export async function chooseStart(run: ProvisionRun, images: WarmImages): Promise<StartChoice | undefined> {
   if (!run.settings.warmImage) return undefined;
   const project = run.options.project;
   const { leaseId } = run.allocation;
   const profileKey = profileKeyOf(run.settings, run.vcpus);
+  // Core's runtime is asked for a worker without a project only when a base image of its shape might serve it.
+  if (!project && !(await images.store.hasUsableBase(profileKey))) return undefined;
   const runtime = await runtimeFor(run)?.();
   const baseKey = runtime ? baseKeyOf(profileKey, runtime) : undefined;
   if (!project && !baseKey) return undefined;
