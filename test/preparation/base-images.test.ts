@@ -5,6 +5,7 @@
 // project; a changed runtime digest builds a new base image and never reuses the old one; concurrent cold
 // workers capture one base image per key; no image holds a secret or anything an agent command wrote on a worker.
 import { describe, expect, it } from "vitest";
+import type { ProvisionOptions } from "../../src/infra/worker-types.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { operationId } from "../provider/fixtures/enrollment-harness.js";
 import { createRepo, runtimePreparation, workerArchive } from "./fixtures.js";
@@ -15,25 +16,27 @@ const { stateDir, store, onImage, diagnosticsOf } = world;
 
 const RECIPE = JSON.stringify({ updateContentCommand: "echo prepared >> $HOME/prep.log" });
 
-/** A new project (its own repository), provisioned with the given worker archive (its digest is the runtime's). */
-async function newProject(archive = world.worker) {
-  const repo = createRepo();
-  repo.commit({ ".devcontainer.json": RECIPE });
+/** A worker provisioned with the given worker archive (its digest is the runtime's), of `project` if given. */
+async function newWorker(archive = world.worker, project?: ProvisionOptions["project"]) {
   const on = world.h.provider({ stateDir });
   const op = operationId();
   const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
+  const prepareNodeRuntime = runtimePreparation(world.h, world.runtime, archive);
+  const lease = await on.provision(
+    world.h.profile,
+    op,
+    world.h.options(leaseId, { artifact: world.runtime }, { ...(project ? { project } : {}), prepareNodeRuntime }),
+  );
+  return { lease, leaseId, destroy: () => on.destroy({ leaseId, profile: world.h.profile }) };
+}
+
+/** A new project (its own repository), provisioned with the given worker archive. */
+async function newProject(archive = world.worker) {
+  const repo = createRepo();
+  repo.commit({ ".devcontainer.json": RECIPE });
   const preparation = await world.core.projectOf(repo);
   try {
-    const lease = await on.provision(
-      world.h.profile,
-      op,
-      world.h.options(
-        leaseId,
-        { artifact: world.runtime },
-        { project: preparation.project, prepareNodeRuntime: runtimePreparation(world.h, world.runtime, archive) },
-      ),
-    );
-    return { lease, leaseId };
+    return await newWorker(archive, preparation.project);
   } finally {
     preparation.close();
   }
@@ -102,18 +105,7 @@ describe("base runtime images", () => {
   it("a worker without a project starts from the base image too, installs no runtime, and holds it while it lives", async () => {
     const downloads = runtimeDownloads();
     const [base] = await bases();
-    const on = world.h.provider({ stateDir });
-    const op = operationId();
-    const leaseId = (await on.resolveAllocation(world.h.profile, op)).leaseId;
-    const lease = await on.provision(
-      world.h.profile,
-      op,
-      world.h.options(
-        leaseId,
-        { artifact: world.runtime },
-        { prepareNodeRuntime: runtimePreparation(world.h, world.runtime, world.worker) },
-      ),
-    );
+    const { lease, leaseId, destroy } = await newWorker();
     expect(lease.node?.deviceId).toMatch(/^device-/);
     // Enrollment is the only root program (no runtime install) and the gateway served no runtime download.
     expect(rootPrograms(leaseId)).toHaveLength(1);
@@ -123,7 +115,7 @@ describe("base runtime images", () => {
     );
     // Its start is recorded (a replay follows it) and keeps retention off the image until the worker goes.
     expect((await store().choiceFor(leaseId))?.choice).toEqual({ kind: "image", snapshotId: base?.snapshotId });
-    await on.destroy({ leaseId, profile: world.h.profile });
+    await destroy();
     expect(await store().choiceFor(leaseId)).toBeUndefined();
     expect(await bases()).toHaveLength(1);
   }, 240_000);

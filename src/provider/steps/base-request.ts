@@ -64,20 +64,8 @@ export async function baseOnRequest(
     now: Date.now,
   });
   const diagnostics: PreparationDiagnostics = {
-    leaseId,
-    at: started,
-    key: baseKey,
-    projectKey: "",
-    baseCommit: "",
-    recipe: {
-      source: "none",
-      identity: "",
-      notes: ["images warm: the base step of a worker without a project"],
-      warnings: [],
-    },
+    ...withoutProject(leaseId, started, baseKey, "images warm: the base step of a worker without a project"),
     start: "cold",
-    event: "initial",
-    phases: [],
     ...(base.captured ? { baseImageId: base.captured.snapshotId, imageId: base.captured.snapshotId } : {}),
     ...(base.skipped ? { baseCaptureSkipped: base.skipped, captureSkipped: base.skipped } : {}),
     captured: base.captured !== undefined,
@@ -112,24 +100,31 @@ export async function baseStarted(
   );
   if (!(await takeBaseImageRequest(stateDir, start.profileKey, Date.now()))) return;
   await images.store.recordDiagnostics({
-    leaseId,
-    at: Date.now(),
-    key: baseKey,
-    projectKey: "",
-    baseCommit: "",
-    recipe: {
-      source: "none",
-      identity: "",
-      notes: ["images warm: a worker without a project started from the current base image"],
-      warnings: [],
-    },
+    ...withoutProject(
+      leaseId,
+      Date.now(),
+      baseKey,
+      "images warm: a worker without a project started from the current base image",
+    ),
     start: "base",
-    event: "initial",
-    phases: [],
     baseImageId: image.snapshotId,
     baseCaptureSkipped: BASE_EXISTS,
     captureSkipped: BASE_EXISTS,
     captured: false,
     totalMs: 0,
   });
+}
+
+/** The diagnostics fields every worker without a project records under its lease: no project, no recipe. */
+function withoutProject(leaseId: string, at: number, key: string, note: string) {
+  return {
+    leaseId,
+    at,
+    key,
+    projectKey: "",
+    baseCommit: "",
+    recipe: { source: "none" as const, identity: "", notes: [note], warnings: [] },
+    event: "initial" as const,
+    phases: [],
+  };
 }
