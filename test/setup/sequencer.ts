@@ -1,7 +1,8 @@
 // Vitest sequencer: the longest spec files start first. On a fresh clone vitest has no timings and starts the
 // largest files first, so the version specs (small files, the longest runs) started last and ran on one worker
-// while the other sat idle: about 4 minutes of CI's 75. Longest-first on two workers ends within one file of
-// the ideal. The figures are the seconds each file took in a full CI run (`bash .ci/run` on 2 cores,
+// while the other sat idle (the run's length less half its total file time: 173 s on 2026-12-01). Longest-first
+// keeps that short (100 s on 2026-12-02); it cannot shorten the work itself, which two heavy gateway specs side
+// by side can lengthen. The figures are the seconds each file took in a full CI run (`bash .ci/run` on 2 cores,
 // 2026-12-01); only their order matters, so a file that grows or shrinks a little needs no update here. Files
 // not listed run after these, in vitest's own order.
 import { BaseSequencer, type TestSpecification } from "vitest/node";
