@@ -87,19 +87,15 @@ export async function runCommand(ctx: Ctx): Promise<void> {
       live = runningSession(ctx, session.id);
     }
   }
-  const command = new CommandProcess(
-    live.holder!,
-    {
-      sessionId: live.id,
-      name,
-      args,
-      cwd,
-      env: commandEnv(ctx, live, env, sudo, proxy),
-      timeoutMs,
-      sudo,
-    },
-    ctx.track,
-  );
+  const command = new CommandProcess(live.holder!, {
+    sessionId: live.id,
+    name,
+    args,
+    cwd,
+    env: commandEnv(ctx, live, env, sudo, proxy),
+    timeoutMs,
+    sudo,
+  });
   live.commands.set(command.id, command);
   ctx.registry.commandLog.push({
     sandboxName: live.sandboxName,
@@ -198,7 +194,7 @@ export async function makeDirectory(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
   const path = field.string(body, "path");
   if (!path) throw badRequest("`path` is required");
-  await mkdirInSandbox(session.holder!, ctx.track, path, field.string(body, "cwd"));
+  await mkdirInSandbox(session.holder!, path, field.string(body, "cwd"));
   sendJson(ctx.res, 200, {});
 }
 
@@ -206,7 +202,7 @@ export async function makeDirectory(ctx: Ctx): Promise<void> {
 export async function writeFiles(ctx: Ctx): Promise<void> {
   const session = runningSession(ctx, ctx.params[0]);
   const body = await readBody(ctx.req);
-  await writeTarball(runningSession(ctx, session.id).holder!, ctx.track, ctx.req, body);
+  await writeTarball(runningSession(ctx, session.id).holder!, ctx.req, body);
   sendJson(ctx.res, 200, {});
 }
 
@@ -216,5 +212,5 @@ export async function readFile(ctx: Ctx): Promise<void> {
   const body = await readJson(ctx.req);
   const path = field.string(body, "path");
   if (!path) throw badRequest("`path` is required");
-  await sendFile(session.holder!, ctx.track, ctx.res, path, field.string(body, "cwd"));
+  await sendFile(session.holder!, ctx.res, path, field.string(body, "cwd"));
 }

@@ -1,20 +1,18 @@
-// Real processes for `runCommand`. Each command joins its sandbox's limited cgroups (cgroups.ts), then
-// its session's namespaces with nsenter (mount, PID, user, and network unless the policy is allow-all:
-// isolation.ts), starts a session and process group of its own (setsid), drops to the sandbox's default
-// user unless it runs with `sudo`, changes to its cwd and execs the program, so the SDK's streamed
-// NDJSON, `wait`, `logs` replay, `kill` and exit codes all come from a real process. `kill` signals
-// the command's whole process group.
+// Real processes for `runCommand`. Each command is started by its session's outer process (serve-script.ts): in
+// the sandbox's limited cgroups and namespaces, in a session and process group of its own, as the sandbox's
+// default user unless it runs with `sudo`, in its cwd, so the SDK's streamed NDJSON, `wait`, `logs` replay, `kill`
+// and exit codes all come from a real process. `kill` signals the command's whole process group.
 // Output kept for `logs` replay is bounded (OUTPUT_RETAIN_CHARS characters per command): past it the oldest output
 // is dropped and a replay starts with a marker saying how much; live followers get every byte, at their own pace:
-// while any follower's connection is backed up, the command's pipes are paused (the program blocks on write, as
+// while any follower's connection is backed up, the command's streams are paused (the program blocks on write, as
 // it would on a slow terminal), so a command printing gigabytes never piles them up in the emulator's memory.
-import { type ChildProcess, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { readFileSync } from "node:fs";
-import { constants } from "node:os";
+import type { Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import { newId } from "./ids.js";
-import { AS_DEFAULT_USER, type Holder, inSandbox } from "./isolation.js";
+import { SANDBOX_USER } from "./image.js";
+import type { Holder } from "./isolation.js";
+import type { SandboxProgram } from "./sandbox-program.js";
 
 export interface LogChunk {
   stream: "stdout" | "stderr";
@@ -53,63 +51,64 @@ export class CommandProcess extends EventEmitter {
   /** Characters of output dropped from the replay log (never from a live follower's stream). */
   dropped = 0;
   readonly done: Promise<number>;
-  private child: ChildProcess;
+  private program?: SandboxProgram;
+  /** A signal asked for before the program started, delivered once it has. */
+  private pendingSignal?: number;
+  /** Set once the program exited (what its streams still hold is read whatever the followers' pace). */
+  private exited = false;
   private timer?: NodeJS.Timeout;
   /** Followers whose connection is backed up; the pipes are paused while there is any. */
   private readonly holds = new Set<object>();
 
-  constructor(holder: Holder, spec: CommandSpec, track: (c: ChildProcess) => void) {
+  constructor(holder: Holder, spec: CommandSpec) {
     super();
     this.setMaxListeners(0);
     this.name = spec.name;
     this.args = spec.args;
     this.cwd = spec.cwd;
     this.sessionId = spec.sessionId;
-    const script = 'cd -- "$1" || exit 1; shift; exec "$@"';
-    const user = spec.sudo ? [] : AS_DEFAULT_USER;
-    const [command, args] = inSandbox(holder, [
-      "/usr/bin/setsid",
-      ...user,
-      "/bin/bash",
-      "-c",
-      script,
-      "bash",
-      spec.cwd,
-      spec.name,
-      ...spec.args,
-    ]);
-    // Detached: nsenter (after joining the sandbox's cgroups) leads a host process group of its own, never the emulator's.
-    this.child = spawn(command, args, { env: spec.env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    track(this.child);
-    this.pipe("stdout");
-    this.pipe("stderr");
-    this.done = new Promise((resolve) => {
-      this.child.once("error", (err) => {
-        this.push("stderr", `${err.message}\n`);
-      });
-      // Once the program is gone only what its pipes still hold (64 KiB each) remains: read it whatever the
-      // followers' pace, so the command's end is never held up by a stalled follower.
-      this.child.once("exit", () => {
-        this.holds.clear();
-        this.child.stdout?.resume();
-        this.child.stderr?.resume();
-      });
-      this.child.once("close", (code, signal) => {
-        clearTimeout(this.timer);
-        this.exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 9) : 9);
-        this.endedAt = Date.now();
-        this.emit("exit", this.exitCode);
-        resolve(this.exitCode);
-      });
-    });
+    this.done = this.start(holder, spec);
     if (spec.timeoutMs && spec.timeoutMs > 0) {
       this.timer = setTimeout(() => this.kill(9), spec.timeoutMs);
     }
   }
 
-  private pipe(stream: "stdout" | "stderr") {
+  private async start(holder: Holder, spec: CommandSpec): Promise<number> {
+    let code: number;
+    try {
+      const program = await holder.start.run({
+        argv: [spec.name, ...spec.args],
+        env: spec.env,
+        cwd: spec.cwd,
+        root: spec.sudo,
+        user: SANDBOX_USER,
+      });
+      this.program = program;
+      if (this.pendingSignal !== undefined) program.kill(this.pendingSignal);
+      this.pipe(program.stdout, "stdout");
+      this.pipe(program.stderr, "stderr");
+      if (this.holds.size > 0) this.pause(true);
+      // Once the program is gone only what its sockets still hold remains: read it whatever the followers' pace,
+      // so the command's end is never held up by a stalled follower.
+      void program.exited.then(() => {
+        this.exited = true;
+        this.holds.clear();
+        this.pause(false);
+      });
+      code = await program.closed;
+    } catch (error) {
+      this.push("stderr", `${(error as Error).message}\n`);
+      code = 126;
+    }
+    clearTimeout(this.timer);
+    this.exitCode = code;
+    this.endedAt = Date.now();
+    this.emit("exit", code);
+    return code;
+  }
+
+  private pipe(source: Socket, stream: "stdout" | "stderr") {
     const decoder = new StringDecoder("utf8");
-    const source = this.child[stream]!;
     source.on("data", (chunk: Buffer) => {
       const text = decoder.write(chunk);
       if (text) this.push(stream, text);
@@ -118,6 +117,14 @@ export class CommandProcess extends EventEmitter {
       const rest = decoder.end();
       if (rest) this.push(stream, rest);
     });
+    source.on("error", () => undefined);
+  }
+
+  private pause(paused: boolean): void {
+    for (const source of [this.program?.stdout, this.program?.stderr]) {
+      if (paused) source?.pause();
+      else source?.resume();
+    }
   }
 
   private push(stream: "stdout" | "stderr", data: string) {
@@ -134,10 +141,9 @@ export class CommandProcess extends EventEmitter {
 
   /** Pauses the command's output until every holder has released it (a follower waiting for `drain`). */
   hold(holder: object): void {
-    if (this.exitCode !== null || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    if (this.exitCode !== null || this.exited) return;
     this.holds.add(holder);
-    this.child.stdout?.pause();
-    this.child.stderr?.pause();
+    this.pause(true);
   }
 
   isHeldBy(holder: object): boolean {
@@ -146,27 +152,14 @@ export class CommandProcess extends EventEmitter {
 
   release(holder: object): void {
     if (!this.holds.delete(holder) || this.holds.size > 0) return;
-    this.child.stdout?.resume();
-    this.child.stderr?.resume();
+    this.pause(false);
   }
 
-  /** Signals the program's process group (it leads one after setsid), falling back to nsenter's. */
+  /** Signals the program's process group (it leads one); a signal sent before it started is delivered on start. */
   kill(signal: number): void {
     if (this.exitCode !== null) return;
-    const pid = this.child.pid;
-    let program: number | undefined;
-    try {
-      program = Number(readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0]) || undefined;
-    } catch {
-      // nsenter already gone.
-    }
-    for (const group of [program, pid]) {
-      try {
-        if (group) return void process.kill(-group, signal);
-      } catch {
-        // Not a group (yet, or any more): try the next.
-      }
-    }
+    if (this.program) this.program.kill(signal);
+    else this.pendingSignal = signal;
   }
 
   /** Replays all output so far, then follows live output until exit; returns an unsubscribe. */

@@ -5,20 +5,17 @@
 // (regular files only, names relative to `x-cwd`, PAX headers for long names): it is read with a real
 // tar parser first, so a malformed upload is a 400 before anything is written, then re-packed with only
 // regular files and extracted by the sandbox's own `tar`, leaving files owned by the default user.
-import { type ChildProcess, spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
-import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { extract, pack } from "tar-stream";
 import { badRequest, HttpError } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
-import { AS_DEFAULT_USER, type Holder, inSandbox } from "./isolation.js";
+import type { Holder } from "./isolation.js";
 import { SANDBOX_CWD } from "./payloads.js";
+import type { SandboxProgram } from "./sandbox-program.js";
 import { SANDBOX_PATH } from "./sudo.js";
-
-type Track = (c: ChildProcess) => void;
 
 const NOT_FOUND = 44;
 const FORBIDDEN = 45;
@@ -28,32 +25,29 @@ export function resolveInSandbox(p: string, cwd = SANDBOX_CWD): string {
   return path.posix.resolve(path.posix.resolve("/", cwd), p);
 }
 
-/** A process inside the sandbox, as its default user, with plain C-locale messages. */
-function spawnInSandbox(holder: Holder, argv: string[], track: Track): ChildProcess {
-  const [command, args] = inSandbox(holder, [...AS_DEFAULT_USER, ...argv]);
-  const child = spawn(command, args, {
+/** A process inside the sandbox, as its default user, with plain C-locale messages (serve-script.ts). */
+function spawnInSandbox(holder: Holder, argv: string[]): Promise<SandboxProgram> {
+  return holder.start.run({
+    argv,
     env: { PATH: SANDBOX_PATH, HOME: SANDBOX_USER.home, LANG: "C", LC_ALL: "C" },
-    stdio: ["pipe", "pipe", "pipe"],
+    cwd: "/",
+    root: false,
+    user: SANDBOX_USER,
+    stdin: true,
   });
-  track(child);
-  return child;
 }
 
-async function runInSandbox(
-  holder: Holder,
-  argv: string[],
-  track: Track,
-  input?: Buffer,
-): Promise<{ code: number; stderr: string }> {
-  const child = spawnInSandbox(holder, argv, track);
+async function runInSandbox(holder: Holder, argv: string[], input?: Buffer): Promise<{ code: number; stderr: string }> {
+  const program = await spawnInSandbox(holder, argv);
   let stderr = "";
-  child.stderr!.on("data", (d) => {
+  program.stderr.on("data", (d) => {
     if (stderr.length < 4096) stderr += d;
   });
-  child.stdout!.resume();
-  child.stdin!.on("error", () => {}); // the program may exit before reading it all
-  child.stdin!.end(input);
-  const code = await new Promise<number>((resolve) => child.once("close", (c) => resolve(c ?? 1)));
+  program.stdout.resume();
+  program.stdin!.on("error", () => {}); // the program may exit before reading it all
+  if (input) program.stdin!.end(input);
+  else program.stdin!.end();
+  const code = await program.closed;
   return { code, stderr: stderr.trim() };
 }
 
@@ -69,9 +63,9 @@ function failure(operation: string, target: string, stderr: string): HttpError {
   return new HttpError(400, "file_operation_failed", `${operation} '${target}' failed: ${stderr.slice(0, 500)}`);
 }
 
-export async function mkdirInSandbox(holder: Holder, track: Track, p: string, cwd?: string): Promise<void> {
+export async function mkdirInSandbox(holder: Holder, p: string, cwd?: string): Promise<void> {
   const target = resolveInSandbox(p, cwd);
-  const { code, stderr } = await runInSandbox(holder, ["/bin/mkdir", "--", target], track);
+  const { code, stderr } = await runInSandbox(holder, ["/bin/mkdir", "--", target]);
   if (code !== 0) throw failure("mkdir: cannot create directory", target, stderr);
 }
 
@@ -113,30 +107,25 @@ function repack(files: Array<{ name: string; mode: number; data: Buffer }>): Pro
 }
 
 /** Writes every regular file of the upload, creating parents, as the default user. */
-export async function writeTarball(holder: Holder, track: Track, req: IncomingMessage, body: Buffer): Promise<number> {
+export async function writeTarball(holder: Holder, req: IncomingMessage, body: Buffer): Promise<number> {
   const base = resolveInSandbox(String(req.headers["x-cwd"] ?? "/"), "/");
   const files = await regularFiles(body, base);
   if (files.length === 0) return 0;
   const argv = ["/usr/bin/tar", "-x", "-p", "--no-same-owner", "-C", "/", "-f", "-"];
-  const { code, stderr } = await runInSandbox(holder, argv, track, await repack(files));
+  const { code, stderr } = await runInSandbox(holder, argv, await repack(files));
   if (code !== 0) throw failure("write", files.length === 1 ? `/${files[0]!.name}` : base, stderr);
   return files.length;
 }
 
 /** Streams a file's bytes; 404 when it is missing or not a regular file, 403 when unreadable. */
-export async function sendFile(
-  holder: Holder,
-  track: Track,
-  res: ServerResponse,
-  p: string,
-  cwd?: string,
-): Promise<void> {
+export async function sendFile(holder: Holder, res: ServerResponse, p: string, cwd?: string): Promise<void> {
   const target = resolveInSandbox(p, cwd);
-  const child = spawnInSandbox(holder, ["/bin/sh", "-c", READ_SCRIPT, "read", target], track);
-  child.stdin!.end();
-  child.stderr!.resume();
-  const exit = new Promise<number>((resolve) => child.once("close", (c) => resolve(c ?? 1)));
-  const out = child.stdout as Readable;
+  const program = await spawnInSandbox(holder, ["/bin/sh", "-c", READ_SCRIPT, "read", target]);
+  program.stdin!.on("error", () => {});
+  program.stdin!.end();
+  program.stderr.resume();
+  const exit = program.closed;
+  const out = program.stdout;
   const first = await new Promise<Buffer | null>((resolve) => {
     const onData = (chunk: Buffer) => {
       out.pause();

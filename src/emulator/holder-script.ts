@@ -16,6 +16,7 @@
 // its holder (PID 1 of its PID namespace), as `setpriv --pdeathsig KILL unshare --fork --kill-child` did.
 import { SANDBOX_OOM_SCORE_ADJ } from "./cgroup-layout.js";
 import { IDMAP_PY } from "./layers.js";
+import { SERVE_PY } from "./serve-script.js";
 
 // The outer process (forked per sandbox, in the host's namespaces) joins the sandbox's limited groups first, so
 // by the time it makes the cgroup namespace its groups become the namespace's `/`; then it makes the new
@@ -27,7 +28,7 @@ import { IDMAP_PY } from "./layers.js";
 // asynchronously after a stop. The user namespace is created by a short-lived child and kept open on fd 9
 // (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's own ids is needed to keep
 // it, and the holder itself stays outside it. Last it execs a shell that stays PID 1 and reaps orphans.
-export const HOLDER_SCRIPT = `import ctypes, fcntl, json, os, select, signal, struct, sys, time, _socket
+export const HOLDER_SCRIPT = `import ctypes, errno, fcntl, json, os, pwd, select, signal, struct, sys, time, _socket
 libc = ctypes.CDLL(None, use_errno=True)
 ${IDMAP_PY}
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 8192, 16384, 1 << 18
@@ -58,7 +59,7 @@ def mount(src, dst, fstype=None, flags=0, data=None):
         sys.exit(f"mount {dst}: {os.strerror(ctypes.get_errno())}")
 def read_only(dst):
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | (os.statvfs(dst).f_flag & KEPT))
-def holder(id, args, env):
+def holder(id, args, env, ns):
     data, root, upper, work, image, image_usr, base, count, node = args[:9]
     dirs = args[9:]
     # Its own UTS namespace: the sandbox's name is its own, never the host's.
@@ -139,13 +140,16 @@ def holder(id, args, env):
     fd = userns(f"0 {base} {count}\\n")
     os.dup2(fd, 9)
     os.close(fd)
+    # The outer process runs the sandbox's programs (serve): it enters this user namespace by this descriptor.
+    ns.sendmsg([b"u"], [(1, 1, struct.pack("i", 9))])
+    ns.close()
     send({"id": id, "ready": True})
     os.closerange(3, 9)
     os.closerange(10, 65536)
     # PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
     # stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
     os.execve("/bin/sh", ["holder", "-c", "while :; do /bin/sleep infinity || :; done"], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
-def outer(id, req):
+def outer(id, req, ctl):
     os.setsid()
     die_with_parent()
     for procs in req["cgroups"]:
@@ -159,43 +163,64 @@ def outer(id, req):
             h.write("${SANDBOX_OOM_SCORE_ADJ}")
     except OSError:
         pass
+    devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
     check(libc.unshare(NAMESPACES), "unshare")
     check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "private mounts")
+    ns, ns_holder = _socket.socketpair(1, 1)
     pid = os.fork()
     if pid == 0:
         try:
+            ctl.close()
+            ns.close()
             die_with_parent()
-            holder(id, req["args"], req["env"])
+            holder(id, req["args"], req["env"], ns_holder)
         except SystemExit as e:
             send({"id": id, "error": str(e.code)})
         except BaseException as e:
             send({"id": id, "error": f"{type(e).__name__}: {e}"})
         os._exit(1)
+    ns_holder.close()
     send({"id": id, "pid": pid})
-    _, status = os.waitpid(pid, 0)
-    os._exit(os.waitstatus_to_exitcode(status) & 255)
+    serve(pid, ctl, ns, devnull)
+${SERVE_PY}
 def start(req):
     id = req["id"]
+    ctl, ctl_outer = _socket.socketpair(1, 1)
     pid = os.fork()
     if pid:
+        ctl_outer.close()
+        ctls[id] = ctl
         return pid
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(wake_r)
         os.close(wake_w)
-        outer(id, req)
+        ctl.close()
+        for other in ctls.values():
+            other.close()
+        outer(id, req, ctl_outer)
     except SystemExit as e:
         send({"id": id, "error": str(e.code)})
     except BaseException as e:
         send({"id": id, "error": f"{type(e).__name__}: {e}"})
     os._exit(1)
+def forward(req, line):
+    # A program to run in (or a signal for a program of) a holder's sandbox goes to that holder's outer process.
+    ctl = ctls.get(req["holder"])
+    try:
+        if ctl is None:
+            raise OSError("the sandbox is gone")
+        ctl.sendall(line + b"\\n")
+    except OSError as e:
+        if "run" in req:
+            send({"run": req["run"], "error": f"could not start the program: {e}"})
 die_with_parent()
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *_: None)
-outers, pending = {}, b""
+outers, ctls, pending = {}, {}, b""
 while True:
     ready = select.select([CHANNEL, wake_r], [], [])[0]
     if wake_r in ready:
@@ -205,7 +230,9 @@ while True:
         if pid == 0:
             break
         if pid in outers:
-            send({"id": outers.pop(pid), "exit": os.waitstatus_to_exitcode(status)})
+            gone = outers.pop(pid)
+            ctls.pop(gone).close()
+            send({"id": gone, "exit": os.waitstatus_to_exitcode(status)})
     if CHANNEL in ready:
         chunk = os.read(CHANNEL, 65536)
         if not chunk:
@@ -214,7 +241,9 @@ while True:
         *lines, pending = pending.split(b"\\n")
         for line in lines:
             req = json.loads(line)
-            if isinstance(req, dict) and "id" in req and "cmd" not in req:
+            if isinstance(req, dict) and "holder" in req and "cmd" not in req:
+                forward(req, line)
+            elif isinstance(req, dict) and "id" in req and "cmd" not in req:
                 pid = start(req)
                 outers[pid] = req["id"]
                 send({"id": req["id"], "outer": pid})

@@ -2,11 +2,12 @@
 // boot and again after it ends, that forks every sandbox's holder on request. Messages from the factory are
 // routed to the boot they answer by id.
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Server } from "node:net";
+import type { Server, Socket } from "node:net";
 import type { NamespaceListener } from "./egress-listener.js";
 import { HOLDER_SCRIPT } from "./holder-script.js";
 import { newId } from "./ids.js";
 import { PYTHON, PYTHON_FLAGS } from "./layers.js";
+import { type ProgramMessage, type ProgramSpec, ProgramTable, type SandboxProgram } from "./sandbox-program.js";
 
 /** What one holder is started with: its argv (holder-script.ts `holder`), environment and groups to join. */
 export interface HolderRequest {
@@ -25,6 +26,8 @@ export interface HolderStart {
   exited: Promise<void>;
   /** True once `exited` resolved: its pids may belong to other processes by now. */
   isGone(): boolean;
+  /** Starts a program in the sandbox (serve-script.ts), once `ready`; rejects if it could not start. */
+  run(spec: ProgramSpec): Promise<SandboxProgram>;
 }
 
 interface Tracked {
@@ -41,6 +44,7 @@ interface Tracked {
 
 interface FactoryMessage {
   id?: string;
+  run?: string;
   outer?: number;
   pid?: number;
   port?: number;
@@ -53,6 +57,7 @@ export class HolderFactory {
   private child?: ChildProcess;
   private stderr = "";
   private readonly pending = new Map<string, Tracked>();
+  private readonly programs = new ProgramTable();
 
   constructor(private readonly track: (c: ChildProcess) => void) {}
 
@@ -75,6 +80,7 @@ export class HolderFactory {
         tracked.outer(undefined);
         tracked.fail(new Error(`sandbox namespace holder exited before it was ready`));
         tracked.listener?.server.close();
+        this.programs.holderGone(id);
         resolve();
       };
     });
@@ -83,7 +89,18 @@ export class HolderFactory {
     child.send({ id, ...request }, (error: Error | null) => {
       if (error) tracked.exited();
     });
-    return { outer, ready, exited, isGone: () => gone };
+    const run = (spec: ProgramSpec) => this.programs.open(id, spec, (message) => this.send(message));
+    return { outer, ready, exited, isGone: () => gone, run };
+  }
+
+  /** Sends to the factory if it is running (false if it is gone: nothing it started is left). */
+  private send(message: object): boolean {
+    const child = this.child;
+    if (!child?.connected) return false;
+    child.send(message, (error: Error | null) => {
+      if (error) this.programs.allGone();
+    });
+    return true;
   }
 
   private factory(): ChildProcess {
@@ -105,6 +122,7 @@ export class HolderFactory {
     child.once("exit", () => {
       if (this.child === child) this.child = undefined;
       // Every holder dies with the factory (parent-death signals): each boot waiting on it ends now.
+      this.programs.allGone();
       for (const tracked of [...this.pending.values()]) {
         tracked.fail(new Error(`the holder factory exited: ${this.stderr.trim()}`));
         tracked.exited();
@@ -113,13 +131,17 @@ export class HolderFactory {
     return child;
   }
 
-  private receive(message: FactoryMessage, handle?: Server): void {
-    const tracked = message?.id ? this.pending.get(message.id) : undefined;
-    if (!tracked) {
-      handle?.close();
+  private receive(message: FactoryMessage, handle?: Server | Socket): void {
+    if (message?.run) {
+      this.programs.receive(message as ProgramMessage, handle as Socket | undefined, (m) => this.send(m));
       return;
     }
-    if (handle) tracked.listener = { server: handle, port: message.port! };
+    const tracked = message?.id ? this.pending.get(message.id) : undefined;
+    if (!tracked) {
+      (handle as Server | undefined)?.close();
+      return;
+    }
+    if (handle) tracked.listener = { server: handle as Server, port: message.port! };
     if (message.outer !== undefined) tracked.outer(message.outer);
     if (message.pid !== undefined) tracked.pid = message.pid;
     if (message.ready) tracked.readySeen = true;

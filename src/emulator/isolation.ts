@@ -288,7 +288,7 @@ async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
  * process of the namespace), and the stop goes on once that namespace is gone.
  */
 export async function stopHolder(
-  holder: Pick<Holder, "pid" | "start">,
+  holder: { pid: number; start: Pick<HolderStart, "outer" | "exited" | "isGone"> },
   limits: StopHolderLimits = STOP_HOLDER_LIMITS,
 ): Promise<void> {
   const outer = await within(holder.start.outer, limits.outerMs, undefined);

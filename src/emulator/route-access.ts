@@ -5,11 +5,11 @@
 // after the name the client asked for (SNI) is checked against THIS sandbox's egress policy: a name the policy
 // does not allow gets a 403 and never reaches the other sandbox. The hosts entries are refreshed at boot and
 // before each command, so routes of sandboxes created later resolve too.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Server } from "node:net";
 import { listenInNamespace } from "./egress-listener.js";
 import { egressRules, hostAllowed } from "./egress-policy.js";
-import { inSandbox } from "./isolation.js";
+import { SANDBOX_USER } from "./image.js";
 import type { Registry, SessionRecord } from "./registry.js";
 import { ROUTE_DOMAIN } from "./route-ca.js";
 import { type RouteServer, routeSubdomain } from "./route-server.js";
@@ -42,16 +42,20 @@ function hostsFile(registry: Registry): string {
   return `${BASE_HOSTS}# routes of the emulator's sandboxes (sandbox.domain(port))\n${names.join("\n")}\n`;
 }
 
-async function writeHosts(session: SessionRecord, text: string, track: (c: ChildProcess) => void): Promise<void> {
-  const [command, args] = inSandbox(session.holder!, ["/bin/sh", "-c", "cat > /etc/hosts"]);
-  const child = spawn(command, args, {
+async function writeHosts(session: SessionRecord, text: string): Promise<void> {
+  const program = await session.holder!.start.run({
+    argv: ["/bin/sh", "-c", "cat > /etc/hosts"],
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-    stdio: ["pipe", "ignore", "ignore"],
+    cwd: "/",
+    root: true,
+    user: SANDBOX_USER,
+    stdin: true,
   });
-  track(child);
-  child.stdin!.on("error", () => {});
-  child.stdin!.end(text);
-  const code = await new Promise<number>((resolve) => child.once("close", (c) => resolve(c ?? 1)));
+  program.stdout.resume();
+  program.stderr.resume();
+  program.stdin!.on("error", () => {});
+  program.stdin!.end(text);
+  const code = await program.closed;
   if (code !== 0) throw new Error(`could not write the sandbox's /etc/hosts (${code})`);
 }
 
@@ -66,7 +70,7 @@ export async function syncRouteAccess(
   const state = stateOf(session);
   const text = hostsFile(registry);
   if (state.hosts !== text) {
-    await writeHosts(session, text, track);
+    await writeHosts(session, text);
     state.hosts = text;
   }
   if (

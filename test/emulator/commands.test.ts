@@ -64,6 +64,46 @@ describe.each(SDKS)("commands with SDK %s", (_version, { Sandbox }) => {
     await sandbox.delete();
   });
 
+  it("starts a program as a fresh process: default signals, its own session, the user's groups, PWD", async () => {
+    const sandbox = await Sandbox.create(connect(emulator()));
+    // SigBlk/SigIgn: no signal ignored or blocked (a Python or Node parent ignores SIGPIPE unless reset); its own
+    // session and process group; the default user's groups from the sandbox's /etc/group (wheel: sudo).
+    const status = await sandbox.runCommand("bash", [
+      "-c",
+      'grep -E "^Sig(Ign|Blk)" /proc/self/status; ps -o sid=,pgid=,pid= -p $$; id -G; echo "$PWD"',
+    ]);
+    const [blk, ign, ids, groups, pwd] = (await status.stdout()).trim().split("\n");
+    expect([blk, ign]).toEqual(["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"]);
+    const [sid, pgid, pid] = ids!.trim().split(/\s+/);
+    expect({ sid, pgid }).toEqual({ sid: pid, pgid: pid });
+    expect(groups).toBe("1000 10");
+    expect(pwd).toBe("/vercel/sandbox");
+    // A pipeline whose reader leaves first ends by SIGPIPE, as it does in a terminal.
+    const pipe = await sandbox.runCommand("bash", ["-c", "yes | head -1; echo ${PIPESTATUS[0]}"]);
+    expect(await pipe.stdout()).toBe("y\n141\n");
+    await sandbox.delete();
+  });
+
+  it("names a missing program (127) and a missing working directory (1)", async () => {
+    const sandbox = await Sandbox.create(connect(emulator()));
+    const missing = await sandbox.runCommand("no-such-program", ["x"]);
+    expect({ code: missing.exitCode, stderr: await missing.stderr() }).toEqual({
+      code: 127,
+      stderr: "no-such-program: command not found\n",
+    });
+    const nowhere = await sandbox.runCommand({ cmd: "pwd", cwd: "/no/such/dir" });
+    expect({ code: nowhere.exitCode, stderr: await nowhere.stderr() }).toEqual({
+      code: 1,
+      stderr: "cd: /no/such/dir: No such file or directory\n",
+    });
+    // A script without a shebang runs under /bin/sh (as execvp does).
+    await sandbox.writeFiles([{ path: "plain", content: Buffer.from("echo plain $1\n") }]);
+    await sandbox.runCommand("chmod", ["+x", "plain"]);
+    const plain = await sandbox.runCommand("./plain", ["ok"]);
+    expect(await plain.stdout()).toBe("plain ok\n");
+    await sandbox.delete();
+  });
+
   it("has Node >= 22.22.3 first on PATH, and git", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     const node = await sandbox.runCommand("node", ["-p", "process.versions.node"]);

@@ -17,7 +17,7 @@ describe("stopHolder", () => {
       await stopHolder(
         {
           pid,
-          start: { outer: never(), ready: never(), exited: never(), isGone: () => false },
+          start: { outer: never(), exited: never(), isGone: () => false },
         },
         { outerMs: 50, exitMs: 50 },
       );
