@@ -17,6 +17,7 @@ import {
   CONTROLLERS,
   type Controller,
   chooseCgroupLayout,
+  type LimitSetting,
   limitSettings,
   type ReadText,
 } from "./cgroup-layout.js";
@@ -159,17 +160,40 @@ export class SandboxCgroups {
     // On failure the groups made so far go at once; the caller's remove(id) then forgets the session.
     try {
       for (const [, dir] of dirs) mkdirSync(dir);
-      for (const setting of limitSettings(layout.kind, vcpus)) {
-        const dir = dirs.find(([c]) => c === "all" || c === setting.controller)![1];
-        const file = path.join(dir, setting.file);
-        if (setting.optional && !existsSync(file)) continue;
-        writeFileSync(file, setting.value);
-      }
+      this.limit(dirs, limitSettings(layout.kind, vcpus));
     } catch (error) {
       for (const [, dir] of dirs) removeDir(dir);
       throw error;
     }
     return dirs.map(([, dir]) => path.join(dir, "cgroup.procs"));
+  }
+
+  private limit(dirs: Array<[Controller | "all", string]>, settings: LimitSetting[]): void {
+    for (const setting of settings) {
+      const dir = dirs.find(([c]) => c === "all" || c === setting.controller)![1];
+      const file = path.join(dir, setting.file);
+      if (setting.optional && !existsSync(file)) continue;
+      writeFileSync(file, setting.value);
+    }
+  }
+
+  /**
+   * Gives the groups made as `from` with `create(from, 1)` (for an outer process made ahead of a boot) to session
+   * `id`, limited from its `vcpus`; returns their cgroup.procs files as `create` does. A write that fails removes
+   * nothing: the caller's remove(id) does, once the process in them is gone.
+   */
+  adopt(from: string, id: string, vcpus: number): string[] {
+    const dirs = this.live.get(from);
+    if (!dirs || this.layout.kind === "none") return [];
+    this.live.delete(from);
+    this.live.set(id, dirs);
+    const keyed = this.sessionDirs(from);
+    // Limits only rise from one vCPU's: cgroup v1 takes memory+swap's limit first then (never below memory's).
+    const settings = limitSettings(this.layout.kind, vcpus);
+    const swap = settings.findIndex((x) => x.file === "memory.memsw.limit_in_bytes");
+    if (swap > 0) settings.splice(swap - 1, 2, settings[swap]!, settings[swap - 1]!);
+    this.limit(keyed, settings);
+    return keyed.map(([, dir]) => path.join(dir, "cgroup.procs"));
   }
 
   /** Removes the session's group once its processes are gone (ends stragglers); the parent goes with the last. */

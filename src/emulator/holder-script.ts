@@ -166,6 +166,9 @@ def outer(id, req, ctl):
     devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
     check(libc.unshare(NAMESPACES), "unshare")
     check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "private mounts")
+    pending = b""
+    if "args" not in req:
+        req, pending = boot_request(ctl)
     ns, ns_holder = _socket.socketpair(1, 1)
     pid = os.fork()
     if pid == 0:
@@ -181,8 +184,22 @@ def outer(id, req, ctl):
         os._exit(1)
     ns_holder.close()
     send({"id": id, "pid": pid})
-    serve(pid, ctl, ns, devnull)
+    serve(pid, ctl, ns, devnull, pending)
 ${SERVE_PY}
+def boot_request(ctl):
+    # A prepared outer process (holder-zygote.ts \`prepare\`): in its groups and namespaces already, it waits for the
+    # sandbox it is to boot.
+    pending = b""
+    while True:
+        chunk = ctl.recv(65536)
+        if not chunk:
+            os._exit(1)
+        pending += chunk
+        *lines, pending = pending.split(b"\\n")
+        for i, line in enumerate(lines):
+            boot = json.loads(line).get("boot")
+            if boot is not None:
+                return boot, b"\\n".join(lines[i + 1:] + [pending])
 def start(req):
     id = req["id"]
     ctl, ctl_outer = _socket.socketpair(1, 1)

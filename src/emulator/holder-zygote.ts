@@ -30,6 +30,12 @@ export interface HolderStart {
   run(spec: ProgramSpec): Promise<SandboxProgram>;
 }
 
+/** An outer process waiting, in its groups and namespaces, for the sandbox it is to boot. */
+export interface PreparedHolder {
+  id: string;
+  start: HolderStart;
+}
+
 interface Tracked {
   outer: (pid: number | undefined) => void;
   /** Whether the holder was asked to bind an egress listener (its handle may arrive after `ready`). */
@@ -61,12 +67,45 @@ export class HolderFactory {
 
   constructor(private readonly track: (c: ChildProcess) => void) {}
 
-  start(request: HolderRequest): HolderStart {
+  /**
+   * Starts a sandbox's holder: through `prepared` (an outer process made ahead by `prepare`, whose groups the
+   * caller gave the sandbox's limits) if it is still there, otherwise from scratch.
+   */
+  start(request: HolderRequest, prepared?: PreparedHolder): HolderStart {
+    const tracked = prepared ? this.pending.get(prepared.id) : undefined;
+    if (prepared && tracked && !prepared.start.isGone()) {
+      tracked.listen = request.env.LISTEN === "1";
+      if (!this.send({ holder: prepared.id, boot: { args: request.args, env: request.env } })) tracked.exited();
+      return prepared.start;
+    }
     const id = newId("holder");
+    const { start, tracked: fresh } = this.tracked(id, request.env.LISTEN === "1");
+    const child = this.factory();
+    child.send({ id, ...request }, (error: Error | null) => {
+      if (error) fresh.exited();
+    });
+    return start;
+  }
+
+  /**
+   * An outer process made ahead of a boot (holder-script.ts `boot_request`): it joins `cgroups` and makes the
+   * namespaces now (a cgroup migration costs an RCU grace period, several ms), then waits for `start`.
+   */
+  prepare(cgroups: readonly string[]): PreparedHolder {
+    const id = newId("holder");
+    const { start, tracked } = this.tracked(id, false);
+    const child = this.factory();
+    child.send({ id, cgroups }, (error: Error | null) => {
+      if (error) tracked.exited();
+    });
+    return { id, start };
+  }
+
+  private tracked(id: string, listen: boolean): { start: HolderStart; tracked: Tracked } {
     let gone = false;
     let tracked!: Tracked;
     const outer = new Promise<number | undefined>((resolve) => {
-      tracked = { outer: resolve, listen: request.env.LISTEN === "1" } as Tracked;
+      tracked = { outer: resolve, listen } as Tracked;
     });
     const ready = new Promise<{ pid: number; listener?: NamespaceListener }>((resolve, reject) => {
       tracked.ready = resolve;
@@ -85,12 +124,8 @@ export class HolderFactory {
       };
     });
     this.pending.set(id, tracked);
-    const child = this.factory();
-    child.send({ id, ...request }, (error: Error | null) => {
-      if (error) tracked.exited();
-    });
     const run = (spec: ProgramSpec) => this.programs.open(id, spec, (message) => this.send(message));
-    return { outer, ready, exited, isGone: () => gone, run };
+    return { start: { outer, ready, exited, isGone: () => gone, run }, tracked };
   }
 
   /** Sends to the factory if it is running (false if it is gone: nothing it started is left). */

@@ -61,7 +61,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { joinCgroups } from "./cgroup-layout.js";
 import type { NamespaceListener } from "./egress-listener.js";
-import type { HolderFactory, HolderStart } from "./holder-zygote.js";
+import type { HolderFactory, HolderStart, PreparedHolder } from "./holder-zygote.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
 import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
 import type { LayerStack } from "./layers.js";
@@ -204,32 +204,37 @@ export async function startHolder(
   stack: LayerStack = { lowers: [], idmaps: [] },
   /** Bind the session's egress listener in the new network namespace and hand it over. */
   listen = false,
+  /** An outer process made ahead (`HolderFactory.prepare`) in the groups `cgroupProcs` name, if there is one. */
+  prepared?: PreparedHolder,
 ): Promise<Holder> {
   const l = sandboxLayout(dir);
   const fromLayers = (p: string) => path.relative(l.layers, p);
   const systemDirs = SYSTEM_DIRS.filter((d) => isRealDirectory(`/${d}`));
-  const start = factory.start({
-    args: [
-      dataDir,
-      l.root,
-      fromLayers(l.upper),
-      fromLayers(l.work),
-      fromLayers(image.root),
-      path.relative(dataDir, image.usr),
-      String(image.idBase),
-      String(SANDBOX_ID_COUNT),
-      fromLayers(image.node),
-      ...systemDirs,
-    ],
-    env: {
-      DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
-      LAYER_DIR: path.relative(dataDir, l.layers),
-      LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
-      IDMAPS: stack.idmaps.join("\n"),
-      LISTEN: listen ? "1" : "0",
+  const start = factory.start(
+    {
+      args: [
+        dataDir,
+        l.root,
+        fromLayers(l.upper),
+        fromLayers(l.work),
+        fromLayers(image.root),
+        path.relative(dataDir, image.usr),
+        String(image.idBase),
+        String(SANDBOX_ID_COUNT),
+        fromLayers(image.node),
+        ...systemDirs,
+      ],
+      env: {
+        DRIVE_MOUNTS: mounts.map((m) => `${m.source}\t${m.target}\t${m.readOnly ? "ro" : "rw"}`).join("\n"),
+        LAYER_DIR: path.relative(dataDir, l.layers),
+        LOWERS: stack.lowers.map((p) => `${p}:`).join(""),
+        IDMAPS: stack.idmaps.join("\n"),
+        LISTEN: listen ? "1" : "0",
+      },
+      cgroups: cgroupProcs,
     },
-    cgroups: cgroupProcs,
-  });
+    prepared,
+  );
   const partial = { pid: 0, start, exited: start.exited, cgroupProcs };
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

@@ -10,7 +10,7 @@ import { SandboxCgroups } from "./cgroups.js";
 import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { InterceptCertificates } from "./egress-certs.js";
-import { HolderFactory } from "./holder-zygote.js";
+import { HolderFactory, type PreparedHolder } from "./holder-zygote.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
@@ -53,6 +53,46 @@ export class Lifecycle {
   readonly routes: RouteServer;
   /** Forks every session's holder (holder-zygote.ts). */
   private readonly holders: HolderFactory;
+  /**
+   * An outer process made ahead of the next boot, in groups of its own (`key`): the next boot takes it, so the
+   * cgroup migration (an RCU grace period, several ms) is never on a create's or a resume's path. One at most.
+   */
+  private spare?: { key: string; prepared: PreparedHolder };
+  private closing = false;
+
+  /** Makes the next boot's outer process, unless there is one (or the emulator is closing). */
+  private refillSpare(): void {
+    if (this.closing || this.spare) return;
+    const key = newId("spare");
+    let procs: string[];
+    try {
+      procs = this.cgroups.create(key, 1);
+    } catch {
+      return; // The next boot makes its groups itself, and says why if it cannot.
+    }
+    this.spare = { key, prepared: this.holders.prepare(procs) };
+  }
+
+  /** The spare outer process for a boot of `sessionId` with its limits, if it is still there; else none. */
+  private takeSpare(sessionId: string, vcpus: number): { prepared?: PreparedHolder; limits: string[] } {
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare && !spare.prepared.start.isGone()) {
+      try {
+        return { prepared: spare.prepared, limits: this.cgroups.adopt(spare.key, sessionId, vcpus) };
+      } catch {
+        void this.discard(spare);
+        return { limits: this.cgroups.create(sessionId, vcpus) };
+      }
+    }
+    if (spare) void this.discard(spare);
+    return { limits: this.cgroups.create(sessionId, vcpus) };
+  }
+
+  private async discard(spare: { key: string; prepared: PreparedHolder }): Promise<void> {
+    await stopHolder({ pid: 0, start: spare.prepared.start });
+    await this.cgroups.remove(spare.key);
+  }
 
   /** The image of a range, built on first boot; a failed build is retried by the next boot. */
   private sandboxImage(idBase: number): Promise<SandboxImage> {
@@ -190,7 +230,7 @@ export class Lifecycle {
       const layout = sandboxLayout(sandbox.dir);
       const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
       await prepareLayers(sandbox.dir, sandbox.idBase, stack);
-      const limits = this.cgroups.create(session.id, session.vcpus);
+      const { prepared, limits } = this.takeSpare(session.id, session.vcpus);
       session.holder = await startHolder(
         this.holders,
         sandbox.dir,
@@ -201,8 +241,10 @@ export class Lifecycle {
         mounts,
         stack,
         networkModeOf(session.networkPolicy) === "proxied",
+        prepared,
       );
     } catch (error) {
+      this.refillSpare();
       this.drives?.detach(session.id);
       await this.cgroups.remove(session.id);
       session.status = "failed";
@@ -214,6 +256,7 @@ export class Lifecycle {
     session.startedAt = Date.now();
     session.updatedAt = session.startedAt;
     sandbox.statusUpdatedAt = session.startedAt;
+    this.refillSpare();
     this.armTimeout(session);
     // The holder bound the egress proxy's listener (a session of another policy gets one from a helper on first use).
     if (session.holder.listener) this.egressOf(session).catch(() => undefined);
@@ -226,8 +269,12 @@ export class Lifecycle {
     return session;
   }
 
-  /** After every session stopped (the emulator's close): the emulator's cgroup parent goes. */
-  close(): Promise<void> {
+  /** After every session stopped (the emulator's close): the spare outer process and the cgroup parent go. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) await this.discard(spare);
     return this.cgroups.close();
   }
 

@@ -90,11 +90,11 @@ def start_program(req, userfd, devnull, runs):
     finally:
         for ours in mine.values():
             ours.close()
-def serve(holder_pid, ctl, ns, devnull):
+def serve(holder_pid, ctl, ns, devnull, pending):
     wake_r, wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    userfd, runs, pending, holder_status = None, {}, b"", None
+    userfd, runs, holder_status = None, {}, None
     while True:
         while True:
             try:

@@ -79,7 +79,7 @@ describe.each(SDKS)("commands with SDK %s", (_version, { Sandbox }) => {
     expect(groups).toBe("1000 10");
     expect(pwd).toBe("/vercel/sandbox");
     // A pipeline whose reader leaves first ends by SIGPIPE, as it does in a terminal.
-    const pipe = await sandbox.runCommand("bash", ["-c", "yes | head -1; echo ${PIPESTATUS[0]}"]);
+    const pipe = await sandbox.runCommand("bash", ["-c", "yes | head -1; echo $PIPESTATUS"]);
     expect(await pipe.stdout()).toBe("y\n141\n");
     await sandbox.delete();
   });

@@ -171,6 +171,52 @@ describe("resource limits per sandbox", () => {
     }
   }, 120_000);
 
+  it("a boot on the outer process made ahead gets its own vCPUs' limits, and a boot after that process died still works", async () => {
+    const api = emulator();
+    const memoryLimit = (groups: string[]) => {
+      const memory = groups.find((d) => existsSync(path.join(d, "memory.max")) || d.includes("/memory/"))!;
+      const v2 = existsSync(path.join(memory, "memory.max"));
+      return Number(readFileSync(path.join(memory, v2 ? "memory.max" : "memory.limit_in_bytes"), "utf8"));
+    };
+    const holderGroups = async (sandbox: SandboxOf) => {
+      const sleep = uniqueSleep(29);
+      await sandbox.runCommand({ cmd: sleep[0]!, args: sleep.slice(1), detached: true });
+      const holder = holderOf(await hostPidOf(sleep));
+      return { holder, groups: hostGroupsOf(holder) };
+    };
+    const first = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
+    const a = await holderGroups(first);
+    // The next boot takes the outer process made after the first: its groups were made (as `spare_…`) for it.
+    const second = await Sandbox.create({ ...connect(api), resources: { vcpus: 4 } });
+    const b = await holderGroups(second);
+    expect(b.groups.length).toBeGreaterThan(0);
+    expect(b.groups.every((d) => path.basename(d).startsWith("spare_"))).toBe(true);
+    expect(memoryLimit(b.groups)).toBe(4 * 2 * 1024 ** 3);
+    expect(memoryLimit(a.groups)).toBe(2 * 1024 ** 3);
+    // Kill the one made after the second boot (a child of the factory that parents no holder): the next boot
+    // makes its own.
+    const parentOf = (pid: number) => Number(/^PPid:\t(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+    const factory = parentOf(parentOf(a.holder));
+    const outers = new Set([a.holder, b.holder].map(parentOf));
+    const spares = readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e) && !outers.has(Number(e)))
+      .filter((e) => {
+        try {
+          return parentOf(Number(e)) === factory;
+        } catch {
+          return false;
+        }
+      });
+    expect(spares).toHaveLength(1);
+    process.kill(Number(spares[0]), "SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    const third = await Sandbox.create({ ...connect(api), resources: { vcpus: 2 } });
+    const c = await holderGroups(third);
+    expect(memoryLimit(c.groups)).toBe(2 * 2 * 1024 ** 3);
+    expect(await (await third.runCommand("echo", ["booted"])).stdout()).toBe("booted\n");
+    await Promise.all([first.delete(), second.delete(), third.delete()]);
+  }, 120_000);
+
   it("an emulator killed with SIGKILL leaves no cgroup behind", async () => {
     await ensureBuilt();
     // A killed emulator cannot remove its temp data: the test gives it a data dir and removes that.
