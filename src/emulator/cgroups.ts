@@ -179,20 +179,21 @@ export class SandboxCgroups {
 
   /**
    * Gives the groups made as `from` with `create(from, 1)` (for an outer process made ahead of a boot) to session
-   * `id`, limited from its `vcpus`; returns their cgroup.procs files as `create` does. A write that fails removes
-   * nothing: the caller's remove(id) does, once the process in them is gone.
+   * `id`, limited from its `vcpus`; returns their cgroup.procs files as `create` does. If a limit cannot be written
+   * the groups stay `from`'s (the caller's remove(from) takes them) and the error is thrown.
    */
   adopt(from: string, id: string, vcpus: number): string[] {
     const dirs = this.live.get(from);
     if (!dirs || this.layout.kind === "none") return [];
-    this.live.delete(from);
-    this.live.set(id, dirs);
     const keyed = this.sessionDirs(from);
     // Limits only rise from one vCPU's: cgroup v1 takes memory+swap's limit first then (never below memory's).
     const settings = limitSettings(this.layout.kind, vcpus);
+    const memory = settings.findIndex((x) => x.file === "memory.limit_in_bytes");
     const swap = settings.findIndex((x) => x.file === "memory.memsw.limit_in_bytes");
-    if (swap > 0) settings.splice(swap - 1, 2, settings[swap]!, settings[swap - 1]!);
+    if (memory >= 0 && swap >= 0) [settings[memory], settings[swap]] = [settings[swap]!, settings[memory]!];
     this.limit(keyed, settings);
+    this.live.delete(from);
+    this.live.set(id, dirs);
     return keyed.map(([, dir]) => path.join(dir, "cgroup.procs"));
   }
 
