@@ -80,8 +80,7 @@ export class CommandProcess extends EventEmitter {
         argv: [spec.name, ...spec.args],
         env: spec.env,
         cwd: spec.cwd,
-        root: spec.sudo,
-        user: SANDBOX_USER,
+        user: spec.sudo ? "root" : SANDBOX_USER,
       });
       this.program = program;
       if (this.pendingSignal !== undefined) program.kill(this.pendingSignal);

@@ -14,7 +14,7 @@ import { badRequest, HttpError } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
 import type { Holder } from "./isolation.js";
 import { SANDBOX_CWD } from "./payloads.js";
-import type { SandboxProgram } from "./sandbox-program.js";
+import { type ProgramSpec, runToEnd } from "./sandbox-program.js";
 import { SANDBOX_PATH } from "./sudo.js";
 
 const NOT_FOUND = 44;
@@ -25,30 +25,14 @@ export function resolveInSandbox(p: string, cwd = SANDBOX_CWD): string {
   return path.posix.resolve(path.posix.resolve("/", cwd), p);
 }
 
-/** A process inside the sandbox, as its default user, with plain C-locale messages (serve-script.ts). */
-function spawnInSandbox(holder: Holder, argv: string[]): Promise<SandboxProgram> {
-  return holder.start.run({
+/** A program inside the sandbox, as its default user, with plain C-locale messages (serve-script.ts). */
+function inSandboxAsUser(argv: string[]): Omit<ProgramSpec, "stdin"> {
+  return {
     argv,
     env: { PATH: SANDBOX_PATH, HOME: SANDBOX_USER.home, LANG: "C", LC_ALL: "C" },
     cwd: "/",
-    root: false,
     user: SANDBOX_USER,
-    stdin: true,
-  });
-}
-
-async function runInSandbox(holder: Holder, argv: string[], input?: Buffer): Promise<{ code: number; stderr: string }> {
-  const program = await spawnInSandbox(holder, argv);
-  let stderr = "";
-  program.stderr.on("data", (d) => {
-    if (stderr.length < 4096) stderr += d;
-  });
-  program.stdout.resume();
-  program.stdin!.on("error", () => {}); // the program may exit before reading it all
-  if (input) program.stdin!.end(input);
-  else program.stdin!.end();
-  const code = await program.closed;
-  return { code, stderr: stderr.trim() };
+  };
 }
 
 function failure(operation: string, target: string, stderr: string): HttpError {
@@ -65,7 +49,7 @@ function failure(operation: string, target: string, stderr: string): HttpError {
 
 export async function mkdirInSandbox(holder: Holder, p: string, cwd?: string): Promise<void> {
   const target = resolveInSandbox(p, cwd);
-  const { code, stderr } = await runInSandbox(holder, ["/bin/mkdir", "--", target]);
+  const { code, stderr } = await runToEnd(holder.start.run, inSandboxAsUser(["/bin/mkdir", "--", target]));
   if (code !== 0) throw failure("mkdir: cannot create directory", target, stderr);
 }
 
@@ -112,7 +96,7 @@ export async function writeTarball(holder: Holder, req: IncomingMessage, body: B
   const files = await regularFiles(body, base);
   if (files.length === 0) return 0;
   const argv = ["/usr/bin/tar", "-x", "-p", "--no-same-owner", "-C", "/", "-f", "-"];
-  const { code, stderr } = await runInSandbox(holder, argv, await repack(files));
+  const { code, stderr } = await runToEnd(holder.start.run, inSandboxAsUser(argv), await repack(files));
   if (code !== 0) throw failure("write", files.length === 1 ? `/${files[0]!.name}` : base, stderr);
   return files.length;
 }
@@ -120,9 +104,7 @@ export async function writeTarball(holder: Holder, req: IncomingMessage, body: B
 /** Streams a file's bytes; 404 when it is missing or not a regular file, 403 when unreadable. */
 export async function sendFile(holder: Holder, res: ServerResponse, p: string, cwd?: string): Promise<void> {
   const target = resolveInSandbox(p, cwd);
-  const program = await spawnInSandbox(holder, ["/bin/sh", "-c", READ_SCRIPT, "read", target]);
-  program.stdin!.on("error", () => {});
-  program.stdin!.end();
+  const program = await holder.start.run(inSandboxAsUser(["/bin/sh", "-c", READ_SCRIPT, "read", target]));
   program.stderr.resume();
   const exit = program.closed;
   const out = program.stdout;

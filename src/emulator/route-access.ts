@@ -9,10 +9,10 @@ import type { ChildProcess } from "node:child_process";
 import type { Server } from "node:net";
 import { listenInNamespace } from "./egress-listener.js";
 import { egressRules, hostAllowed } from "./egress-policy.js";
-import { SANDBOX_USER } from "./image.js";
 import type { Registry, SessionRecord } from "./registry.js";
 import { ROUTE_DOMAIN } from "./route-ca.js";
 import { type RouteServer, routeSubdomain } from "./route-server.js";
+import { runToEnd } from "./sandbox-program.js";
 
 export const ROUTE_ADDRESS = "127.77.0.1";
 const BASE_HOSTS = "127.0.0.1 localhost\n::1 localhost ip6-localhost\n";
@@ -43,19 +43,16 @@ function hostsFile(registry: Registry): string {
 }
 
 async function writeHosts(session: SessionRecord, text: string): Promise<void> {
-  const program = await session.holder!.start.run({
-    argv: ["/bin/sh", "-c", "cat > /etc/hosts"],
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-    cwd: "/",
-    root: true,
-    user: SANDBOX_USER,
-    stdin: true,
-  });
-  program.stdout.resume();
-  program.stderr.resume();
-  program.stdin!.on("error", () => {});
-  program.stdin!.end(text);
-  const code = await program.closed;
+  const { code } = await runToEnd(
+    session.holder!.start.run,
+    {
+      argv: ["/bin/sh", "-c", "cat > /etc/hosts"],
+      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+      cwd: "/",
+      user: "root",
+    },
+    text,
+  );
   if (code !== 0) throw new Error(`could not write the sandbox's /etc/hosts (${code})`);
 }
 

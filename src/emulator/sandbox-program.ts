@@ -11,12 +11,10 @@ export interface ProgramSpec {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
-  /** Sandbox root (as `sudo` runs); otherwise the default user with its groups. */
-  root: boolean;
+  /** Sandbox root (as `sudo` runs), or a user's ids (it gets that user's groups too). */
+  user: "root" | { uid: number; gid: number };
   /** Give it a stdin stream; otherwise its stdin is /dev/null. */
   stdin?: boolean;
-  /** The default user's ids, when not root. */
-  user: { uid: number; gid: number };
 }
 
 type StreamName = "stdin" | "stdout" | "stderr";
@@ -48,9 +46,29 @@ export class SandboxProgram {
   }
 
   /** Signals the program's process group while it runs (a no-op once it was reaped). */
-  kill(signal: number | NodeJS.Signals): void {
-    this.signal(typeof signal === "number" ? signal : constants.signals[signal]);
+  kill(signal: number): void {
+    this.signal(signal);
   }
+}
+
+/**
+ * Runs a program to its end with `input` on its stdin (its stdout dropped): its exit code and the start of its
+ * stderr (4 KiB at most).
+ */
+export async function runToEnd(
+  start: (spec: ProgramSpec) => Promise<SandboxProgram>,
+  spec: Omit<ProgramSpec, "stdin">,
+  input?: string | Buffer,
+): Promise<{ code: number; stderr: string }> {
+  const program = await start({ ...spec, stdin: true });
+  let stderr = "";
+  program.stderr.on("data", (d) => {
+    if (stderr.length < 4096) stderr += d;
+  });
+  program.stdout.resume();
+  program.stdin!.on("error", () => {}); // the program may exit before reading it all
+  program.stdin!.end(input ?? "");
+  return { code: await program.closed, stderr: stderr.trim() };
 }
 
 interface Pending {
@@ -100,9 +118,8 @@ export class ProgramTable {
       argv: spec.argv,
       env: spec.env,
       cwd: spec.cwd,
-      root: spec.root,
-      uid: spec.user.uid,
-      gid: spec.user.gid,
+      root: spec.user === "root",
+      ...(spec.user === "root" ? {} : { uid: spec.user.uid, gid: spec.user.gid }),
       stdin: spec.stdin === true,
     };
     if (!send(request)) this.fail(id, new Error("the sandbox's holder factory is gone"));
