@@ -111,7 +111,10 @@ describe("process lifetime", () => {
         child.once("exit", (code) => reject(new Error(`the emulator process exited early (${code})`)));
       });
       await until(() => pidsWith(`sleep ${tag}`).length === 1, "the sandbox command");
-      const holders = pidsWith("/bin/sleep infinity").filter((pid) => isDescendant(pid, child.pid!));
+      // The holder's shell starts its `sleep infinity` once it is PID 1; a command may be running before that.
+      const holderSleeps = () => pidsWith("/bin/sleep infinity").filter((pid) => isDescendant(pid, child.pid!));
+      await until(() => holderSleeps().length > 0, "the holder's sleep");
+      const holders = holderSleeps();
       expect(holders.length).toBeGreaterThan(0);
       child.kill("SIGKILL");
       await until(() => pidsWith(`sleep ${tag}`).length === 0, "the sandbox command to end");
