@@ -1,10 +1,10 @@
 // The temp-dir check itself: its prefix list names every mkdtemp prefix in src/, test/ and bench/, and a vitest
 // run that leaves an entry of ours fails (exit code 1) naming it, while third-party entries are only removed.
 import { readdirSync, readFileSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../gateway/openclaw.js";
 import { ChildProcesses } from "../gateway/processes.js";
 import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
@@ -49,6 +49,16 @@ describe("the temp prefixes", () => {
 });
 
 describe("a vitest run under the temp check", () => {
+  // The probe run gets a system temp dir of its own: in this run's shared TMPDIR, other spec files make and remove
+  // their entries while the probe runs, and the probe's check would count them as its own.
+  let systemTmp: string;
+  beforeEach(async () => {
+    systemTmp = await mkdtemp(path.join(tmpdir(), "vsb-probe-"));
+  });
+  afterEach(async () => {
+    await rm(systemTmp, { recursive: true, force: true });
+  });
+
   const probe = async (leave: string) => {
     const result = await processes.run(
       process.execPath,
@@ -58,25 +68,28 @@ describe("a vitest run under the temp check", () => {
         "--config",
         "test/setup/fixtures/probe.config.ts",
       ],
-      { cwd: REPO_ROOT, env: { ...process.env, PROBE_LEAVE: leave, FORCE_COLOR: "0" }, timeoutMs: 120_000 },
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, TMPDIR: systemTmp, PROBE_LEAVE: leave, FORCE_COLOR: "0" },
+        timeoutMs: 120_000,
+      },
     );
     return { code: result.code, output: result.stdout + result.stderr };
   };
 
   it("fails, naming what it left, and removes its own TMPDIR", { timeout: 150_000 }, async () => {
-    const before = await readdir(tmpdir());
     const { code, output } = await probe("vsb-repo-,someone-else-");
     expect(code).toBe(1);
     expect(output).toMatch(/TempLeftoversError: the test run left 1 temp entry behind .*vsb-vitest-\d+-\w+\/vsb-repo-/);
     expect(output).toContain("removed third-party temp entries of this run: someone-else-");
-    // Its run dir, and what was in it, are gone (other spec files of this run may come and go meanwhile).
-    const runDirs = (names: string[]) => names.filter((n) => n.startsWith("vsb-vitest-"));
-    expect(runDirs(await readdir(tmpdir()))).toEqual(runDirs(before));
+    // Its run dir, and what was in it, are gone: the system temp dir it was given is as empty as it was made.
+    expect(await readdir(systemTmp)).toEqual([]);
   });
 
   it("passes when it leaves nothing of ours", { timeout: 150_000 }, async () => {
     const { code, output } = await probe("");
     expect(output).not.toContain("TempLeftoversError");
     expect(code).toBe(0);
+    expect(await readdir(systemTmp)).toEqual([]);
   });
 });

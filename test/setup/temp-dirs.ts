@@ -44,6 +44,7 @@ export const OUR_TEMP_PREFIXES = [
   "vsb-front-",
   "vsb-matrix-",
   "vsb-model-key-",
+  "vsb-probe-",
   "vsb-races-",
   "vsb-reinstall-",
   "vsb-repo-",
