@@ -200,6 +200,18 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(lines.some((line) => /^ {2}cold first reply .* wake to reply/.test(line))).toBe(true);
   });
 
+  it("the closing note splits the sleep: until the notification the host acted on, then until VM1 was asleep", () => {
+    const { sleepSplit, scheduled } = outcome();
+    expect(sleepSplit.idleMs).toBeGreaterThan(0);
+    // The handshake and the checkpoint take time, and VM1 was asleep when the second half ended.
+    expect(sleepSplit.beyondMs).toBeGreaterThan(0);
+    expect(scheduled.asleepAtMs - sleepSplit.beyondMs).toBeLessThan(scheduled.asleepAtMs);
+    const line = lines.find((l) => /^ {2}cold first reply /.test(l));
+    expect(line).toMatch(
+      / · sleep \d+\.\d s \(until the notification \d+\.\d s(, \d+ attempt\(s\) refused)?; then asleep in \d+\.\d s\) · /,
+    );
+  });
+
   it("after the job no process it started is running and its host address is gone", () => {
     outcome();
     expect(descendantsOf(process.pid)).toEqual([]);

@@ -36,10 +36,17 @@ export interface Reply {
   placeMs: number;
 }
 
+/** One sleep the reference host attempted: when the notification that started it came, how and when it ended. */
+export interface SleepAttempt {
+  /** `{ slept: true, … }`, or why not (the suspend route answered busy past its deadline, or an error's name). */
+  outcome: unknown;
+  notifiedAtMs: number;
+  endedAtMs: number;
+}
+
 export class JobHost {
-  readonly sleeps: unknown[] = [];
-  /** When each sleep attempt ended (epoch ms), beside `sleeps`. */
-  readonly sleptAtMs: number[] = [];
+  /** Every sleep attempt, in order: a refused one is followed by another when the plugin notifies again. */
+  readonly sleeps: SleepAttempt[] = [];
   /** The reference host's scheduled-wake events, in order. */
   readonly wakes: WakeEvent[] = [];
   private server?: http.Server;
@@ -52,6 +59,8 @@ export class JobHost {
   private sleeping: Promise<void> = Promise.resolve();
   /** Authenticates this job's own calls to /message (the host binds beyond loopback, so it requires one). */
   private readonly messageSecret = randomBytes(24).toString("hex");
+  /** Arrival times of accepted sleep notifications whose sleep has not ended (the reference host runs them in turn). */
+  private readonly notified: number[] = [];
 
   constructor(private readonly options: HostOptions) {}
 
@@ -72,8 +81,8 @@ export class JobHost {
       networkPolicy: options.networkPolicy,
       ready: () => this.ready(),
       onSlept: (outcome) => {
-        this.sleptAtMs.push(Date.now());
-        this.sleeps.push(outcome);
+        const endedAtMs = Date.now();
+        this.sleeps.push({ outcome, notifiedAtMs: this.notified.shift() ?? endedAtMs, endedAtMs });
       },
       wakeAheadMs: HOST_WAKE_AHEAD_MS,
       onWake: (event) => this.wakes.push(event),
@@ -98,13 +107,24 @@ export class JobHost {
    */
   private async handle(reference: { fetch(request: Request): Promise<Response> }, request: Request) {
     if (new URL(request.url).pathname !== "/notify") return reference.fetch(request);
-    if (this.inFlight > 0 && notificationKind(await request.clone().text()) !== "wake") {
+    const kind = notificationKind(await request.clone().text());
+    if (kind === "wake") return reference.fetch(request);
+    if (this.inFlight > 0) {
       return new Response(JSON.stringify({ error: "a message is being handled; notify again later" }), {
         status: 409,
         headers: { "content-type": "application/json" },
       });
     }
-    return reference.fetch(request);
+    // Counted before the reference host starts the sleep (it does so before it answers), dropped if it refused.
+    this.notified.push(Date.now());
+    const response = await reference.fetch(request);
+    if (response.status !== 202) this.notified.pop();
+    return response;
+  }
+
+  /** The sleeps that put VM1 to sleep, in order (refused attempts left out). */
+  slept(): SleepAttempt[] {
+    return this.sleeps.filter((s) => (s.outcome as { slept?: unknown }).slept === true);
   }
 
   async ready(): Promise<boolean> {

@@ -94,13 +94,27 @@ export function summaryLines(summary: Summary): string[] {
   ];
 }
 
+/**
+ * How the first sleep's time divides: from the sleep phase's start to the notification the host acted on (the
+ * idle clock, its poll, and any attempts the suspend route refused), and from that notification until VM1 was
+ * asleep (the suspend handshake, VM2's reclaim and VM1's checkpoint).
+ */
+export interface SleepSplit {
+  idleMs: number;
+  beyondMs: number;
+  refused: number;
+}
+
 /** The closing note: the phase timings a reader compares with the seed's observations. */
-export function closingNote(replyMs: number[], progress: Progress): string[] {
+export function closingNote(replyMs: number[], progress: Progress, split?: SleepSplit): string[] {
   const sleep = progress.phases.find((p) => p.name.startsWith("Idle"));
   const [cold, warm, woken] = replyMs;
   const fmt = (ms: number | undefined) => (ms === undefined ? "n/a" : seconds(ms));
+  const parts = split
+    ? ` (until the notification ${fmt(split.idleMs)}${split.refused > 0 ? `, ${split.refused} attempt(s) refused` : ""}; then asleep in ${fmt(split.beyondMs)})`
+    : " (idle clock included)";
   return [
-    `  cold first reply ${fmt(cold)} · warm second reply ${fmt(warm)} · sleep ${fmt(sleep?.ms)} (idle clock included) · wake to reply ${fmt(woken)}`,
+    `  cold first reply ${fmt(cold)} · warm second reply ${fmt(warm)} · sleep ${fmt(sleep?.ms)}${parts} · wake to reply ${fmt(woken)}`,
   ];
 }
 
