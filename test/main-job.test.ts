@@ -116,6 +116,24 @@ describe("npm start's main job on the embedded emulator", () => {
     );
   });
 
+  it("message 3's live phases are its new VM2's alone, none of message 1's again", () => {
+    outcome();
+    const liveLeases = (name: string) => {
+      const from = lines.findIndex((line) => line.startsWith(`▶ ${name}`));
+      const to = lines.findIndex((line) => line.startsWith(`✓ ${name}`));
+      return lines
+        .slice(from, to)
+        .map((line) => /^ {4}⋯ VM2 (vsb_[0-9a-f]{6})…: phase /.exec(line)?.[1])
+        .filter((lease) => lease !== undefined);
+    };
+    const first = new Set(liveLeases("Message 1 (cold)"));
+    const third = liveLeases("Message 3");
+    expect(first.size).toBe(1);
+    expect(third.length).toBeGreaterThan(0);
+    expect(new Set(third).size).toBe(1);
+    expect(first.has(third[0]!)).toBe(false);
+  });
+
   it("scheduled wake: the host wakes the sleeping VM1 before the cron job is due, the woken gateway runs it, VM1 sleeps again", () => {
     const { scheduled, afterSleep } = outcome();
     expect(afterSleep.vm1Status).toBe("stopped");

@@ -64,27 +64,42 @@ export function terminalLine(stream: { write(text: string): unknown }): LiveLine
   };
 }
 
-/** Reads VM1's gateway log every `intervalMs` and shows the latest phase until `stop` (which waits for the read under way). */
-export function watchPhases(vm1: () => Promise<Sandbox>, live: LiveLine, intervalMs = 2_000) {
+export interface WatchOptions {
+  intervalMs?: number;
+  /** Phase lines already shown (an earlier message's): the log is VM1's for its whole life, checkpoints included. */
+  skip?: number;
+}
+
+/**
+ * Reads VM1's gateway log every `intervalMs` and shows each new phase line until `stop` (which waits for the read
+ * under way and resolves with the count of phase lines seen, for the next watcher's `skip`). A VM1 that is not
+ * running is left alone: a command would resume it (the SDK resumes a stopped sandbox for any command), in place
+ * of the host's wake that starts its gateway.
+ */
+export function watchPhases(vm1: () => Promise<Sandbox>, live: LiveLine, options: WatchOptions = {}) {
+  const intervalMs = options.intervalMs ?? 2_000;
   let stopped = false;
   let cutWait: () => void = () => undefined;
-  let seen = 0;
+  let seen = options.skip ?? 0;
   let latest: { line: PhaseLine; sinceMs: number } | undefined;
   const loop = (async () => {
     while (!stopped) {
       const text = await vm1()
         .then((box) =>
-          sh(box, "read the gateway log", `grep -E 'vercel-sandbox vsb_[0-9a-f]+: phase ' ${GATEWAY_LOG} || true`),
+          box.status === "running"
+            ? sh(box, "read the gateway log", `grep -E 'vercel-sandbox vsb_[0-9a-f]+: phase ' ${GATEWAY_LOG} || true`)
+            : undefined,
         )
-        .catch(() => "");
-      const lines = phaseLines(text);
+        .catch(() => undefined);
       if (stopped) break;
+      // Unread (VM1 asleep or a failed read) is not an empty log: nothing changes.
+      const lines = text === undefined ? [] : phaseLines(text);
       if (lines.length > seen) {
         // Every new line in order (a plain log shows them all); the last one stays on the status line.
         for (const line of lines.slice(seen)) live.update(statusOf(line), true);
         latest = { line: lines[lines.length - 1]!, sinceMs: performance.now() };
         seen = lines.length;
-      } else if (latest) {
+      } else if (latest && text !== undefined) {
         live.update(statusOf(latest.line, performance.now() - latest.sinceMs), false);
       }
       await new Promise<void>((resolve) => {
@@ -97,11 +112,12 @@ export function watchPhases(vm1: () => Promise<Sandbox>, live: LiveLine, interva
     }
   })();
   return {
-    async stop(): Promise<void> {
+    async stop(): Promise<number> {
       stopped = true;
       cutWait();
       await loop;
       live.end();
+      return seen;
     },
   };
 }

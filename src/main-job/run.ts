@@ -253,9 +253,12 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     };
 
     const phases = watchPhases(() => host.vm1(), options.live ?? plainLines(log));
+    let phasesShown = 0;
     await progress
       .phase("Message 1 (cold): session placed on VM2, the model's exec runs there", () => send("message 1"))
-      .finally(() => phases.stop());
+      .finally(async () => {
+        phasesShown = await phases.stop();
+      });
     const stepsBefore = await workerSteps(await host.vm1());
     for (const step of stepsBefore) progress.note(`VM2 ${step}`);
     await progress.phase("Message 2 (warm): same VM2, no new sandbox", () => send("message 2"));
@@ -315,7 +318,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(`host: woke VM1 in ${seconds(woken.ms)}, then ${JSON.stringify(secondSleep)}`);
 
     // A new VM2 for the woken gateway (suspend reclaimed the first): its provision phases, live and after.
-    const phases3 = watchPhases(() => host.vm1(), options.live ?? plainLines(log));
+    const phases3 = watchPhases(() => host.vm1(), options.live ?? plainLines(log), { skip: phasesShown });
     await progress
       .phase("Message 3: wakes VM1 from its checkpoint (fresh gateway), reply", () => send("message 3"))
       .finally(() => phases3.stop());

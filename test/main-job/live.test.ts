@@ -89,7 +89,7 @@ describe("the watcher on an emulated VM1", () => {
     const watcher = watchPhases(
       async () => box,
       plainLines((l) => shown.push(l)),
-      100,
+      { intervalMs: 100 },
     );
     await waitFor("the first phase", async () => shown.length === 1 || undefined, {
       timeoutMs: 30_000,
@@ -102,7 +102,7 @@ describe("the watcher on an emulated VM1", () => {
       timeoutMs: 30_000,
       intervalMs: 50,
     });
-    await watcher.stop();
+    expect(await watcher.stop()).toBe(3);
     await append(line("phase enrollment started"));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(shown).toEqual([
@@ -110,6 +110,38 @@ describe("the watcher on an emulated VM1", () => {
       "    ⋯ VM2 vsb_02ed8f…: phase allocate done in 12 ms",
       "    ⋯ VM2 vsb_02ed8f…: phase preparation started",
     ]);
+  });
+
+  it("shows only lines after those an earlier watcher saw, and never runs a command on a stopped VM1", {
+    timeout: 120_000,
+  }, async () => {
+    const current = () => Sandbox.get({ ...api!.credentials, fetch: api!.fetch, name: box.name });
+    const shown: string[] = [];
+    // The log holds four phase lines now (the case above): an earlier message's, as message 3 finds message 1's.
+    const skipping = watchPhases(
+      current,
+      plainLines((l) => shown.push(l)),
+      { intervalMs: 100, skip: 4 },
+    );
+    const done = await box.runCommand("sh", ["-c", `echo '${line("phase worker start started")}' >> ${GATEWAY_LOG}`]);
+    expect(done.exitCode).toBe(0);
+    await waitFor("the new phase", async () => shown.length > 0 || undefined, { timeoutMs: 30_000, intervalMs: 50 });
+    expect(await skipping.stop()).toBe(5);
+    expect(shown).toEqual(["    ⋯ VM2 vsb_02ed8f…: phase worker start started"]);
+
+    await box.stop();
+    expect((await current()).status).toBe("stopped");
+    const asleep: string[] = [];
+    const watcher = watchPhases(
+      current,
+      plainLines((l) => asleep.push(l)),
+      { intervalMs: 100 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await watcher.stop()).toBe(0);
+    // Fifteen reads' worth of time: a command would have resumed it (and shown its log's lines).
+    expect((await current()).status).toBe("stopped");
+    expect(asleep).toEqual([]);
   });
 });
 
