@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
 import { notificationKind, type VmConnection, type WakeOptions } from "../host/index.js";
 import { createHost, serve, type WakeEvent } from "../reference-host/index.js";
-import { HOST_WAKE_AHEAD_MS } from "./scheduled.js";
+import { HOST_WAKE_AHEAD_MS, SUSPEND_DEADLINE_MS } from "./scheduled.js";
 import { SESSION_KEY } from "./topology.js";
 import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
 
@@ -85,6 +85,7 @@ export class JobHost {
         this.sleeps.push({ outcome, notifiedAtMs: this.notified.shift() ?? endedAtMs, endedAtMs });
       },
       wakeAheadMs: HOST_WAKE_AHEAD_MS,
+      suspendDeadlineMs: SUSPEND_DEADLINE_MS,
       onWake: (event) => this.wakes.push(event),
       // The sleep the host accepted runs after its 202; the next message waits for it (it settles after onSlept).
       waitUntil: (work) => {

@@ -8,6 +8,7 @@ import path from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
 import { createOwnedTempDir, redact } from "../infra/index.js";
+import type { WakeEvent } from "../reference-host/index.js";
 import { type BasePlan, baseLine, frontOf, planBase, readyBases, seededStore } from "./base-reuse.js";
 import { openCache, type RerunCache } from "./cache.js";
 import {
@@ -305,13 +306,20 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     const woken = await progress.phase(
       "Scheduled wake: the host wakes VM1 from the wake snapshot, the job runs, VM1 sleeps again",
       async () => {
-        const event = await pollUntil(
+        const event = (await pollUntil(
           "the host's scheduled wake of VM1",
-          async () => host.wakes.find((e) => e.kind === "woke" && e.jobId === jobId && e.woke),
+          async () => host.wakes.find((e) => e.kind === "woke" && e.jobId === jobId),
           300_000,
-        );
+        )) as Extract<WakeEvent, { kind: "woke" }>;
+        // The one-shot job's timer fires once: VM1 still awake then (asleep too late for the job's lead) means the
+        // gateway ran the job itself and no wake of VM1 for it will come. Said now, not after the next poll's bound.
+        if (!event.woke) {
+          throw new ScheduledJobError(
+            `the host's timer for the job fired at ${new Date(event.firedAtMs).toISOString()} while VM1 was awake (asleep at ${new Date(firstSleep.endedAtMs).toISOString()}, ${refusedSleeps.length} sleep(s) refused before)`,
+          );
+        }
         await pollUntil("the host to put VM1 to sleep again after the job", async () => host.slept()[1], 600_000);
-        return event as Extract<typeof event, { kind: "woke" }>;
+        return event;
       },
     );
     const { outcome: secondSleep, endedAtMs: secondSleptAtMs } = host.slept()[1]!;
