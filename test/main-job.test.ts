@@ -95,7 +95,10 @@ describe("npm start's main job on the embedded emulator", () => {
 
   it("idle: the host sleeps VM1 after a ready suspend; VM2 is reclaimed and VM1 has one checkpoint", () => {
     const { sleep, afterSleep, messages } = outcome();
-    expect(sleep).toMatchObject({ slept: true });
+    // The job waits for a sleep that happened; what it returns is the host's record of it: VM1's checkpoint, kept.
+    const first = sleep as { slept: boolean; snapshotId: string; kept: string[] };
+    expect(first.snapshotId).toMatch(/^snap_/);
+    expect(first.kept).toEqual([first.snapshotId]);
     expect(afterSleep.vm1Status).toBe("stopped");
     expect(afterSleep.sandboxes).not.toContain(messages[0]!.ranOn);
     expect(afterSleep.sandboxes).toEqual([]);
@@ -135,7 +138,7 @@ describe("npm start's main job on the embedded emulator", () => {
   });
 
   it("scheduled wake: the host wakes the sleeping VM1 before the cron job is due, the woken gateway runs it, VM1 sleeps again", () => {
-    const { scheduled, afterSleep } = outcome();
+    const { scheduled, afterSleep, sleep } = outcome();
     expect(afterSleep.vm1Status).toBe("stopped");
     // Woken by the host's timer (no message was in flight), after the sleep and before the job was due.
     expect(scheduled.wokenAtMs).toBeGreaterThan(scheduled.asleepAtMs);
@@ -144,8 +147,12 @@ describe("npm start's main job on the embedded emulator", () => {
     expect(scheduled.runStatus).toBe("ok");
     expect(scheduled.ranAtMs).toBeGreaterThanOrEqual(scheduled.dueAtMs);
     expect(scheduled.markerMs).toBeGreaterThanOrEqual(scheduled.dueAtMs);
-    // ... before VM1 slept again (the third message then woke it).
-    expect(scheduled.secondSleep).toMatchObject({ slept: true });
+    // ... before VM1 slept again (the third message then woke it): a second checkpoint, kept beside the first (the
+    // newest two are kept).
+    const second = scheduled.secondSleep as { snapshotId: string; kept: string[] };
+    expect(second.snapshotId).toMatch(/^snap_/);
+    expect(second.snapshotId).not.toBe((sleep as { snapshotId: string }).snapshotId);
+    expect(second.kept).toEqual([second.snapshotId, (sleep as { snapshotId: string }).snapshotId]);
     expect(scheduled.secondSleptAtMs).toBeGreaterThan(Math.max(scheduled.ranAtMs, scheduled.markerMs));
     const at = (ms: number) => new Date(ms).toISOString().slice(11, 23);
     expect(lines).toContainEqual(
