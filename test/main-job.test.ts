@@ -226,11 +226,10 @@ describe("npm start's main job on the embedded emulator", () => {
   });
 
   it("the closing note splits the sleep: until the notification the host acted on, then until VM1 was asleep", () => {
-    const { sleepSplit, scheduled } = outcome();
+    const { sleepSplit } = outcome();
     expect(sleepSplit.idleMs).toBeGreaterThan(0);
-    // The handshake and the checkpoint take time, and VM1 was asleep when the second half ended.
+    // The handshake and the checkpoint take time.
     expect(sleepSplit.beyondMs).toBeGreaterThan(0);
-    expect(scheduled.asleepAtMs - sleepSplit.beyondMs).toBeLessThan(scheduled.asleepAtMs);
     const line = lines.find((l) => /^ {2}cold first reply /.test(l));
     expect(line).toMatch(
       / · sleep \d+\.\d s \(until the notification \d+\.\d s(, \d+ attempt\(s\) refused)?; then asleep in \d+\.\d s\) · /,

@@ -282,7 +282,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     );
     // The suspend route rechecks the gateway's work under its lock: an attempt it refused (work still running when
     // the host's deadline passed) is not a failure; the plugin notifies again while sleep stays due.
-    const refusedSleeps = host.sleeps.filter((s) => s.endedAtMs < firstSleep.endedAtMs);
+    const refusedSleeps = host.sleeps.slice(0, host.sleeps.indexOf(firstSleep));
     for (const refused of refusedSleeps) progress.note(`host: sleep not taken: ${JSON.stringify(refused.outcome)}`);
     const sleep = firstSleep.outcome;
     const sleepSplit = {
