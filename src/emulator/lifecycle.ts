@@ -1,9 +1,10 @@
 // Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
 // layer), stop (kill the namespace; also on session timeout, as Vercel does), snapshot (stop,
-// then freeze the sandbox's upper layer, layers.ts) and delete. The SDK's auto-resume relies on stopped sessions
+// then freeze the sandbox's upper layer, layers.ts), a fork's layers, and delete. The SDK's auto-resume relies on stopped sessions
 // answering 410 and on `get?resume=true` booting a new session, which starts here.
 import { type ChildProcess, execFile } from "node:child_process";
-import { mkdir, rename, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { SandboxCgroups } from "./cgroups.js";
@@ -137,15 +138,34 @@ export class Lifecycle {
     await this.sweep();
   }
 
-  /** Gives `to` a copy of `from`'s upper layer over the same frozen chain (fork of a sandbox that has no snapshot), for the boot that follows. */
-  copyLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
+  /**
+   * A fork's layers when its persistent source has no live snapshot (sandboxes.ts `forkSandbox`). Vercel seeds a
+   * fork from the source's current snapshot, which a persistent sandbox takes at every stop; the emulator takes
+   * none at a stop, so a stopped source's own layer is frozen here instead, as a snapshot freezes it (moved, no
+   * copy), and the source and the fork each go on over it under a fresh upper layer of their own. That layer has
+   * no snapshot record: `registry.forkLayers` holds it until no sandbox stands on it (`sweep`). A running
+   * source's layer is mounted and cannot move: the fork gets a copy of it, owners shifted into its own range.
+   */
+  forkLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
     return this.exclusive(from, async () => {
+      const current = this.registry.sessions.get(from.currentSessionId);
+      if (current?.stopping) await current.stopping;
       const target = sandboxLayout(to.dir).fs;
-      to.lowers = [...(from.lowers ?? [])];
       await rm(target, { recursive: true, force: true });
       await mkdir(to.dir, { recursive: true });
-      await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
-      await shiftOwners(target, from.idBase, to.idBase);
+      if (current?.status === "running" || current?.status === "pending") {
+        to.lowers = [...(from.lowers ?? [])];
+        await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
+        await shiftOwners(target, from.idBase, to.idBase);
+        return;
+      }
+      const upper = path.join(sandboxLayout(from.dir).fs, "upper");
+      if (existsSync(upper) && (await readdir(upper)).length > 0) {
+        const id = newId("layer");
+        this.registry.forkLayers.add(path.join("snapshots", id));
+        await this.freeze(from, path.join(this.dataDir, "snapshots", id));
+      }
+      to.lowers = [...(from.lowers ?? [])];
     });
   }
 
@@ -174,7 +194,12 @@ export class Lifecycle {
         .filter((s) => !s.layersFreed && !this.registry.liveSnapshot(s.id))
         .map((s) => [path.relative(this.dataDir, s.dir), s]),
     );
-    for (const home of await sweepLayers(this.dataDir, roots, gone.keys())) gone.get(home)!.layersFreed = true;
+    const forks = this.registry.forkLayers;
+    for (const home of await sweepLayers(this.dataDir, roots, [...gone.keys(), ...forks])) {
+      const snap = gone.get(home);
+      if (snap) snap.layersFreed = true;
+      else forks.delete(home);
+    }
   }
 
   /**
@@ -185,7 +210,7 @@ export class Lifecycle {
   start(sandbox: SandboxRecord, fromSnapshot: string | undefined, copyLayerOf?: SandboxRecord): Promise<SessionRecord> {
     return this.exclusive(sandbox, () =>
       this.joinable(sandbox, async () => {
-        if (copyLayerOf) await this.copyLayer(copyLayerOf, sandbox);
+        if (copyLayerOf) await this.forkLayer(copyLayerOf, sandbox);
         else await this.resetLayers(sandbox, fromSnapshot);
         return this.boot(sandbox, fromSnapshot);
       }),
@@ -379,20 +404,7 @@ export class Lifecycle {
     await this.stop(session, "snapshotting");
     const id = newId("snap");
     const dir = path.join(this.dataDir, "snapshots", id);
-    const layout = sandboxLayout(sandbox.dir);
-    await mkdir(dir, { recursive: true });
-    await rename(layout.fs, path.join(dir, "fs"));
-    const own = path.join(dir, "fs", "upper");
-    const top: LayerRef = {
-      dir: path.relative(this.dataDir, own),
-      idBase: sandbox.idBase,
-      bytes: await layerBytes(own),
-    };
-    let layers = [top, ...(sandbox.lowers ?? [])];
-    if (layers.length > MAX_LAYERS) layers = await this.flatten(layers, dir);
-    sandbox.lowers = layers;
-    await Promise.all([layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
-    await prepareLayers(sandbox.dir, sandbox.idBase);
+    const layers = await this.freeze(sandbox, dir);
     const now = Date.now();
     const ttl = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION;
     const snap: SnapshotRecord = {
@@ -416,6 +428,28 @@ export class Lifecycle {
     await this.evict(sandbox);
     await this.sweep();
     return snap;
+  }
+
+  /**
+   * Moves the stopped sandbox's upper layer to `dir` (no copy) as the top of its chain, which it goes on over
+   * under a fresh upper layer; answers that chain (flattened past MAX_LAYERS).
+   */
+  private async freeze(sandbox: SandboxRecord, dir: string): Promise<LayerRef[]> {
+    const layout = sandboxLayout(sandbox.dir);
+    await mkdir(dir, { recursive: true });
+    await rename(layout.fs, path.join(dir, "fs"));
+    const own = path.join(dir, "fs", "upper");
+    const top: LayerRef = {
+      dir: path.relative(this.dataDir, own),
+      idBase: sandbox.idBase,
+      bytes: await layerBytes(own),
+    };
+    let layers = [top, ...(sandbox.lowers ?? [])];
+    if (layers.length > MAX_LAYERS) layers = await this.flatten(layers, dir);
+    sandbox.lowers = layers;
+    await Promise.all([layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
+    await prepareLayers(sandbox.dir, sandbox.idBase);
+    return layers;
   }
 
   /**

@@ -137,7 +137,13 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
   });
 }
 
-/** S6: POST /v2/sandboxes/{source}/fork: from the source's current snapshot, else its current files. */
+/**
+ * S6: POST /v2/sandboxes/{source}/fork. As the SDK documents it, the fork starts from the source's current
+ * snapshot; without one, from its base environment. A persistent sandbox's current snapshot is the one Vercel
+ * takes at each stop, which the emulator does not take: such a source's own files stand in for it (frozen if it
+ * is stopped, copied while it runs; lifecycle.ts `forkLayer`). A sandbox that is not persistent keeps nothing
+ * past a stop, so its fork starts from its base environment: the snapshot it was created from, or the image.
+ */
 export async function forkSandbox(ctx: Ctx): Promise<void> {
   const source = sandboxOr404(ctx, ctx.params[0]);
   const body = await readJson(ctx.req);
@@ -151,7 +157,13 @@ export async function forkSandbox(ctx: Ctx): Promise<void> {
     sandbox.image = source.image;
     const snap = ctx.registry.liveSnapshot(source.currentSnapshotId);
     sandbox.baseSnapshotId = snap?.id ?? source.baseSnapshotId;
-    await bootNew(ctx, sandbox, snap?.id, snap ? undefined : source);
+    if (snap || source.persistent) {
+      await bootNew(ctx, sandbox, snap?.id, snap ? undefined : source);
+      return;
+    }
+    const base = source.baseSnapshotId;
+    if (base && !ctx.registry.liveSnapshot(base)) throw snapshotGone(ctx, base);
+    await bootNew(ctx, sandbox, base);
   });
 }
 

@@ -127,6 +127,60 @@ describe.each(SDKS)("layered snapshots with SDK %s", (_version, { Sandbox, Snaps
   });
 });
 
+describe("forks of a sandbox without a snapshot (latest SDK)", () => {
+  const { Sandbox } = SDKS[1]![1];
+  const forkLayers = async () => (await readdir(path.join(dataDir, "snapshots"))).filter((d) => d.startsWith("layer_"));
+
+  it("a stopped persistent source's layer is frozen, not copied: both go on over it, and it goes with the last", async () => {
+    const source = await Sandbox.create(connect(api));
+    expect((await sh(source, "dd if=/dev/zero of=/vercel/sandbox/big bs=1M count=8 status=none", true)).code).toBe(0);
+    await source.writeFiles([{ path: "mine.txt", content: Buffer.from("original") }]);
+    const before = await stat(path.join(await upperOf(source.name), SANDBOX_FILE, "big"));
+    await source.stop();
+    const known = await forkLayers();
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
+    const added = (await forkLayers()).filter((d) => !known.includes(d));
+    expect(added).toHaveLength(1);
+    const layer = path.join(dataDir, "snapshots", added[0]!, "fs", "upper");
+    expect((await stat(path.join(layer, SANDBOX_FILE, "big"))).ino).toBe(before.ino);
+    for (const box of [source, fork]) {
+      expect(existsSync(path.join(await upperOf(box.name), SANDBOX_FILE, "big"))).toBe(false);
+    }
+    const seen = "stat -c '%s %u:%g' /vercel/sandbox/big /vercel/sandbox/mine.txt";
+    expect((await sh(fork, seen)).out).toBe(`${8 * 1024 * 1024} 0:0\n8 1000:1000\n`);
+    await fork.writeFiles([{ path: "mine.txt", content: Buffer.from("fork's") }]);
+    await source.writeFiles([{ path: "mine.txt", content: Buffer.from("source's") }]);
+    expect((await fork.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("fork's");
+    expect((await source.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("source's");
+    expect(await readFile(path.join(layer, SANDBOX_FILE, "mine.txt"), "utf8")).toBe("original");
+    await source.delete();
+    expect((await sh(fork, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
+    await fork.delete();
+    expect(existsSync(path.join(dataDir, "snapshots", added[0]!))).toBe(false);
+  });
+
+  it("a source that is not persistent gives its base environment, never the files it wrote since", async () => {
+    const plain = await Sandbox.create({ ...connect(api), persistent: false });
+    await plain.writeFiles([{ path: "later.txt", content: Buffer.from("later") }]);
+    const bare = await Sandbox.fork({ ...connect(api), sourceSandbox: plain.name });
+    expect((await sh(bare, "ls /vercel/sandbox")).out).toBe("");
+    const seeded = await Sandbox.create(connect(api));
+    await seeded.writeFiles([{ path: "seed.txt", content: Buffer.from("seed") }]);
+    const snapshot = await seeded.snapshot();
+    const based = await Sandbox.create({
+      ...connect(api),
+      persistent: false,
+      source: { type: "snapshot", snapshotId: snapshot.snapshotId },
+    });
+    await based.writeFiles([{ path: "later.txt", content: Buffer.from("later") }]);
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: based.name });
+    expect(fork.sourceSnapshotId).toBe(snapshot.snapshotId);
+    expect((await sh(fork, "ls /vercel/sandbox")).out).toBe("seed.txt\n");
+    for (const box of [plain, bare, seeded, based, fork]) await box.delete();
+    await snapshot.delete();
+  });
+});
+
 describe("a chain deeper than the limit", () => {
   const { Sandbox } = SDKS[1]![1];
   it(`is flattened past ${MAX_LAYERS} layers, keeping files, deletions and opaque directories`, async () => {
