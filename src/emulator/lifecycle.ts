@@ -1,7 +1,7 @@
 // Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
 // layer), stop (kill the namespace; also on session timeout, as Vercel does), snapshot (stop,
-// then freeze the sandbox's upper layer, layers.ts), a fork's layers, and delete. The SDK's auto-resume relies on stopped sessions
-// answering 410 and on `get?resume=true` booting a new session, which starts here.
+// then freeze the sandbox's upper layer, layers.ts), a fork's layers, and delete. The SDK's auto-resume relies
+// on stopped sessions answering 410 and on `get?resume=true` booting a new session, which starts here.
 import { type ChildProcess, execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";

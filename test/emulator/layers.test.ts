@@ -153,6 +153,7 @@ describe("forks of a sandbox without a snapshot (latest SDK)", () => {
     expect((await fork.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("fork's");
     expect((await source.readFileToBuffer({ path: "mine.txt" }))?.toString()).toBe("source's");
     expect(await readFile(path.join(layer, SANDBOX_FILE, "mine.txt"), "utf8")).toBe("original");
+    expect((await sh(source, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
     await source.delete();
     expect((await sh(fork, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
     await fork.delete();
