@@ -15,5 +15,7 @@ export default defineConfig({
     sequence: { sequencer: LongestFirstSequencer },
     // Each run gets its own TMPDIR and fails if it leaves a temp entry of ours behind (test/setup/temp-check.ts).
     globalSetup: ["test/setup/temp-check.ts"],
+    // Each failure's reason as it happens, not only in the summary at the end (test/setup/failure-reporter.ts).
+    reporters: ["default", "./test/setup/failure-reporter.ts"],
   },
 });
