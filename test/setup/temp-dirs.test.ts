@@ -6,10 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../gateway/openclaw.js";
-import { ChildProcesses } from "../gateway/processes.js";
+import { runProbe } from "./probe-run.js";
 import { isOurs, newEntriesOfOurs } from "./temp-dirs.js";
-
-const processes = new ChildProcesses((text) => text);
 
 function sources(dir: string): string[] {
   return readdirSync(path.join(REPO_ROOT, dir), { withFileTypes: true, recursive: true })
@@ -59,23 +57,8 @@ describe("a vitest run under the temp check", () => {
     await rm(systemTmp, { recursive: true, force: true });
   });
 
-  const probe = async (leave: string) => {
-    const result = await processes.run(
-      process.execPath,
-      [
-        path.join(REPO_ROOT, "node_modules/vitest/vitest.mjs"),
-        "run",
-        "--config",
-        "test/setup/fixtures/probe.config.ts",
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, TMPDIR: systemTmp, PROBE_LEAVE: leave, FORCE_COLOR: "0" },
-        timeoutMs: 120_000,
-      },
-    );
-    return { code: result.code, output: result.stdout + result.stderr };
-  };
+  const probe = (leave: string) =>
+    runProbe("test/setup/fixtures/probe.config.ts", { TMPDIR: systemTmp, PROBE_LEAVE: leave });
 
   it("fails, naming what it left, and removes its own TMPDIR", { timeout: 150_000 }, async () => {
     const { code, output } = await probe("vsb-repo-,someone-else-");
