@@ -143,7 +143,7 @@ export class Lifecycle {
    * fork from the source's current snapshot, which a persistent sandbox takes at every stop; the emulator takes
    * none at a stop, so a stopped source's own layer is frozen here instead, as a snapshot freezes it (moved, no
    * copy), and the source and the fork each go on over it under a fresh upper layer of their own. That layer has
-   * no snapshot record: `registry.forkLayers` holds it until no sandbox stands on it (`sweep`). A running
+   * no snapshot record: `registry.unrecordedLayers` holds it until no sandbox stands on it (`sweep`). A running
    * source's layer is mounted and cannot move: the fork gets a copy of it, owners shifted into its own range.
    */
   forkLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
@@ -162,7 +162,7 @@ export class Lifecycle {
       const upper = path.join(sandboxLayout(from.dir).fs, "upper");
       if (existsSync(upper) && (await readdir(upper)).length > 0) {
         const id = newId("layer");
-        this.registry.forkLayers.add(path.join("snapshots", id));
+        this.registry.unrecordedLayers.add(path.join("snapshots", id));
         await this.freeze(from, path.join(this.dataDir, "snapshots", id));
       }
       to.lowers = [...(from.lowers ?? [])];
@@ -194,11 +194,11 @@ export class Lifecycle {
         .filter((s) => !s.layersFreed && !this.registry.liveSnapshot(s.id))
         .map((s) => [path.relative(this.dataDir, s.dir), s]),
     );
-    const forks = this.registry.forkLayers;
-    for (const home of await sweepLayers(this.dataDir, roots, [...gone.keys(), ...forks])) {
+    const unrecorded = this.registry.unrecordedLayers;
+    for (const home of await sweepLayers(this.dataDir, roots, [...gone.keys(), ...unrecorded])) {
       const snap = gone.get(home);
       if (snap) snap.layersFreed = true;
-      else forks.delete(home);
+      else unrecorded.delete(home);
     }
   }
 

@@ -62,5 +62,9 @@ export async function restoreSnapshots(registry: Registry, dataDir: string, ids:
     await rm(path.join(dataDir, "sandboxes", entry), { recursive: true, force: true });
   }
   for (const record of restored) registry.snapshots.set(record.id, record);
+  // A kept layer whose own snapshot was not restored has no record to free it: the sweep frees it with the last
+  // chain standing on it.
+  const own = new Set(restored.map((s) => `snapshots/${s.id}`));
+  for (const home of kept) if (!own.has(home)) registry.unrecordedLayers.add(home);
   return restored.map((s) => s.id);
 }

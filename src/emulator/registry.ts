@@ -119,8 +119,11 @@ export class Registry {
   readonly commandLog: CommandLogEntry[] = [];
   readonly sessions = new Map<string, SessionRecord>();
   readonly snapshots = new Map<string, SnapshotRecord>();
-  /** Frozen layers with no snapshot of their own (`snapshots/layer_…`, lifecycle.ts `forkLayer`), until swept. */
-  readonly forkLayers = new Set<string>();
+  /**
+   * Homes of frozen layers that no snapshot record holds, until swept: a fork's (`snapshots/layer_…`, lifecycle.ts
+   * `forkLayer`) and a restored chain's whose own snapshot was not restored (persisted-snapshots.ts).
+   */
+  readonly unrecordedLayers = new Set<string>();
   /** Per sandbox name, the tail of the chain of create/delete/fork calls holding that name. */
   private readonly nameLocks = new Map<string, Promise<void>>();
 

@@ -70,4 +70,36 @@ describe("the main job's emulator store between runs", () => {
     expect(existsSync(path.join(dir, "emulator", "snapshots", image.snapshotId))).toBe(false);
     await third.api.close();
   }, 240_000);
+
+  it("a restored chain's layer whose own snapshot was not saved goes with the last snapshot standing on it", async () => {
+    const first = await start();
+    const base = await Sandbox.create(first.connection);
+    await base.runCommand("sh", ["-c", "echo base > /vercel/sandbox/base"]);
+    const lower = await base.snapshot({ expiration: 0 });
+    const upper = await Sandbox.create({
+      ...first.connection,
+      source: { type: "snapshot", snapshotId: lower.snapshotId },
+    } as Parameters<typeof Sandbox.create>[0]);
+    await upper.runCommand("sh", ["-c", "echo upper > /vercel/sandbox/upper"]);
+    const top = await upper.snapshot({ expiration: 0 });
+    await first.api.saveSnapshot(top.snapshotId);
+    await first.api.close();
+
+    const second = await start([top.snapshotId]);
+    expect(second.api.restored).toEqual([top.snapshotId]);
+    const snapshots = path.join(dir, "emulator", "snapshots");
+    expect((await readdir(snapshots)).sort()).toEqual([lower.snapshotId, top.snapshotId].sort());
+    const box = await Sandbox.create({
+      ...second.connection,
+      source: { type: "snapshot", snapshotId: top.snapshotId },
+    } as Parameters<typeof Sandbox.create>[0]);
+    expect(await read(box, "/vercel/sandbox/base")).toBe("base");
+    await (
+      await Snapshot.get({ ...second.connection, snapshotId: top.snapshotId } as Parameters<typeof Snapshot.get>[0])
+    ).delete();
+    expect(existsSync(path.join(snapshots, lower.snapshotId))).toBe(true);
+    await box.delete();
+    expect(await readdir(snapshots)).toEqual([]);
+    await second.api.close();
+  }, 240_000);
 });
