@@ -151,7 +151,8 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
 
   // A project image is checked first, before core's seed (which core hands over once per provision): a
   // refusal here leaves the provision free to start the lease cold. Its recipe does not run at the same commit.
-  if (start === "warm" && image && baseline && firstRun) {
+  // An image verified right after its capture is the same files on every restore: it is not measured again.
+  if (start === "warm" && image && baseline && firstRun && image.runtimeVerifiedAt === undefined) {
     const changed = await timed(progress, "runtime check", () => runtimeChangedOn(box, baseline, signal));
     current();
     if (changed) {
@@ -293,7 +294,22 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   diagnostics.captured = true;
   diagnostics.imageId = snapshotId;
   current();
-  return finish(await timed(progress, "restore", () => project.restore(sandbox, snapshotId, signal)));
+  const restored = await timed(progress, "restore", () => project.restore(sandbox, snapshotId, signal));
+  current();
+  // A process the recipe left running could change the runtime between the check above and the capture. The
+  // image is measured once, here, on its first restore (nothing ran on it yet): no worker started from it measures
+  // it again, and this one hands no secret to a changed runtime.
+  const drift = await timed(progress, "runtime check", () => runtimeChangedOn(project.box(restored), baseline, signal));
+  current();
+  if (drift) {
+    await input.store.refuse(snapshotId, drift, now());
+    const reason = `the runtime changed after this commit's recipe ended, before its capture (a process it left running): ${drift}; no secret is handed to this worker`;
+    diagnostics.failure = { phase: "runtime check", reason, outputTail: "" };
+    await finish(restored);
+    throw new DeclaredPreparationError("runtime check", reason, "");
+  }
+  await input.store.markVerified(snapshotId, now());
+  return finish(restored);
 }
 
 /**
@@ -382,7 +398,8 @@ async function captureSkipReason(
 }
 
 /** Why the runtime on the box is not the one captured with the image; an unreadable measurement is a reason too. */
-async function runtimeChangedOn(box: SandboxBox, recorded: RuntimeDigest, signal: AbortSignal) {
+async function runtimeChangedOn(box: SandboxBox, recorded: RuntimeDigest | undefined, signal: AbortSignal) {
+  if (!recorded) return "no runtime baseline to compare with";
   try {
     return runtimeChangedReason(recorded, await measureRuntime(box, signal));
   } catch (error) {

@@ -1,7 +1,8 @@
 // What our programs later execute from a prepared box (issue 25): the `node` that PATH resolves and every file
 // and link under the OpenClaw runtimes directory. Measured once right after the runtime install on a fresh
 // sandbox, before any recipe ran (the baseline a base image records and every project image built on it
-// carries), and again after each first preparation, before enrollment hands over any secret. A mismatch means
+// carries), again after each first preparation, and on each project image's first restore right after its
+// capture (which verifies it for every later worker), before enrollment hands over any secret. A mismatch means
 // a recipe replaced what enrollment would run: a project image is refused, a recipe's own worker fails.
 //
 // The measurement runs on the box, with the box's own sh, find and sha256sum: it catches a recipe that patches

@@ -132,6 +132,9 @@ export function mergeImage(ours: ImageRecord, theirs: ImageRecord): void {
     ours.refusedAt = theirs.refusedAt;
     ours.refusedReason = theirs.refusedReason;
   }
+  if (theirs.runtimeVerifiedAt !== undefined && ours.runtimeVerifiedAt === undefined) {
+    ours.runtimeVerifiedAt = theirs.runtimeVerifiedAt;
+  }
   if (theirs.deletingSince !== undefined) {
     ours.deletingSince = Math.min(ours.deletingSince ?? theirs.deletingSince, theirs.deletingSince);
   }

@@ -177,6 +177,14 @@ export class ImageStore {
     });
   }
 
+  /** A restore of the image right after its capture found its runtime unchanged: later workers skip the check. */
+  async markVerified(snapshotId: string, at: number): Promise<void> {
+    await this.change((state) => {
+      const image = state.images[snapshotId];
+      if (image && image.runtimeVerifiedAt === undefined) image.runtimeVerifiedAt = at;
+    });
+  }
+
   /** A worker started from the image found what our programs run changed: it never serves an allocation again. */
   async refuse(snapshotId: string, reason: string, at: number): Promise<void> {
     await this.change((state) => {

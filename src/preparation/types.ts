@@ -36,6 +36,11 @@ export interface ImageRecord {
    * the gateway's runtime digest outside a provision, treats a base image of another version as absent.
    */
   openclawVersion?: string;
+  /**
+   * When a sandbox restored from it right after its capture, before anything ran there, measured `runtime`
+   * unchanged. A snapshot never changes, so a worker started from a verified image skips that check.
+   */
+  runtimeVerifiedAt?: number;
   /** When a worker started from it found that runtime changed: from then on it serves no allocation. */
   refusedAt?: number;
   refusedReason?: string;

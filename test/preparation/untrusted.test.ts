@@ -166,13 +166,62 @@ describe("a recipe that tampers with what enrollment runs", () => {
     expect(await leaksOn(later.leaseId)).toBe("");
   }, 360_000);
 
+  it("a recipe's background process that patches the runtime after the check, before the capture: the image's first restore is measured, the image refused, and its worker gets no secret", async () => {
+    const repo = createRepo();
+    repo.commit({ ".devcontainer.json": recipe("echo clean") });
+    await provision({ repo });
+    // Detached from the recipe's command, it waits for the check (the shell whose script hashes the runtime) to
+    // begin and end, then patches the runtime while the worker goes on to its capture.
+    const later = `until grep -qa "xargs -0 -r sha256sum" /proc/[0-9]*/cmdline 2>/dev/null; do sleep 0.01; done
+while grep -qa "xargs -0 -r sha256sum" /proc/[0-9]*/cmdline 2>/dev/null; do sleep 0.01; done
+sh tamper.sh
+`;
+    repo.commit({
+      ".devcontainer.json": recipe("setsid sh later.sh > /dev/null 2>&1 < /dev/null &"),
+      "later.sh": later,
+      "tamper.sh": POISON,
+    });
+    const op = operationId();
+    const tamperer = await provision({ repo, op }).catch((e: unknown) => e as Error);
+    const leaseId = (await world.h.provider({ stateDir }).resolveAllocation(world.h.profile, op)).leaseId;
+    expect(tamperer).toBeInstanceOf(WorkerProviderError);
+    expect(String(tamperer)).toMatch(/runtime check: the runtime changed after this commit's recipe ended/);
+    const [run] = await runsOf(leaseId);
+    expect(run).toMatchObject({ captured: true, failure: { phase: "runtime check" } });
+    const image = (await store().images()).find((i) => i.sourceLeaseId === leaseId);
+    expect(image?.snapshotId).toBe(run?.imageId);
+    expect(image?.refusedReason).toMatch(/OpenClaw runtime files differ/);
+    expect(image?.runtimeVerifiedAt).toBeUndefined();
+    expect(await world.h.sandboxExists(leaseId)).toBe(false);
+    repo.commit({ ".devcontainer.json": recipe("echo clean"), "later.sh": "", "tamper.sh": "" });
+    const next = await provision({ repo });
+    expect((await runsOf(next.leaseId))[0]?.imageId).not.toBe(image?.snapshotId);
+    expect(await leaksOn(next.leaseId)).toBe("");
+  }, 360_000);
+
+  it("an image verified at its capture is not measured again by the workers started from it", async () => {
+    const repo = createRepo();
+    repo.commit({ ".devcontainer.json": recipe("echo verified") });
+    const first = await provision({ repo });
+    const image = (await store().images()).find((i) => i.sourceLeaseId === first.leaseId && i.kind !== "base");
+    expect(image?.runtimeVerifiedAt).toEqual(expect.any(Number));
+    const checksOf = (leaseId: string) => world.h.logs.filter((l) => l.includes(`${leaseId}: runtime check `));
+    // Measured after the recipe, then on the restore of the image it captured.
+    expect(checksOf(first.leaseId)).toHaveLength(2);
+    const next = await provision({ repo });
+    expect((await runsOf(next.leaseId))[0]).toMatchObject({ start: "warm", imageId: image?.snapshotId });
+    expect(checksOf(next.leaseId)).toEqual([]);
+    expect(next.lease.node?.deviceId).toMatch(/^device-/);
+  }, 360_000);
+
   it("a project image whose runtime is not its baseline is refused, and the lease falls back to a cold start in the same provision", async () => {
     const repo = createRepo();
     repo.commit({ ".devcontainer.json": recipe("echo clean") });
     const clean = await provision({ repo });
     const image = (await store().images()).find((i) => i.sourceLeaseId === clean.leaseId && i.kind !== "base");
     // The image changed after its capture (on the platform's side, or by whatever wrote to the snapshot): a
-    // copy of it with the runtime patched, recorded under the same key as the newest image of this commit.
+    // copy of it with the runtime patched, recorded under the same key as the newest image of this commit, the
+    // way a store of an older plugin records it (no verification at its capture), so a worker measures it.
     const copy = await Sandbox.create({
       ...world.h.api.credentials,
       fetch: world.h.api.fetch,
@@ -181,8 +230,9 @@ describe("a recipe that tampers with what enrollment runs", () => {
     });
     await copy.runCommand({ cmd: "sh", args: ["-c", POISON] });
     const tampered = (await copy.snapshot()).snapshotId;
+    const { runtimeVerifiedAt: _verified, ...unverified } = image!;
     await store().recordImage({
-      ...image!,
+      ...unverified,
       snapshotId: tampered,
       sourceLeaseId: "vsb_elsewhere",
       createdAt: Date.now(),
