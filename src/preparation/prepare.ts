@@ -296,10 +296,14 @@ export async function prepareProject(input: PrepareInput): Promise<PrepareOutcom
   current();
   const restored = await timed(progress, "restore", () => project.restore(sandbox, snapshotId, signal));
   current();
-  // A process the recipe left running could change the runtime between the check above and the capture. The
-  // image is measured once, here, on its first restore (nothing ran on it yet): no worker started from it measures
-  // it again, and this one hands no secret to a changed runtime.
-  const drift = await timed(progress, "runtime check", () => runtimeChangedOn(project.box(restored), baseline, signal));
+  // A process the recipe (or core's setup) left running could change the runtime between the check above and the
+  // capture. The image is measured once, here, on its first restore (nothing ran on it yet): no worker started
+  // from it measures it again, and this one hands no secret to a changed runtime. Where nothing of the repository
+  // ran, nothing could: the image is what the baseline measured.
+  const untrusted = phases.length > 0 || captureRequired;
+  const drift = untrusted
+    ? await timed(progress, "runtime check", () => runtimeChangedOn(project.box(restored), baseline, signal))
+    : undefined;
   current();
   if (drift) {
     await input.store.refuse(snapshotId, drift, now());

@@ -212,6 +212,13 @@ sh tamper.sh
     expect((await runsOf(next.leaseId))[0]).toMatchObject({ start: "warm", imageId: image?.snapshotId });
     expect(checksOf(next.leaseId)).toEqual([]);
     expect(next.lease.node?.deviceId).toMatch(/^device-/);
+    // A recipe with no command runs nothing of the repository: its image is what the baseline measured.
+    const quiet = createRepo();
+    quiet.commit({ ".devcontainer.json": JSON.stringify({ name: "no commands" }) });
+    const idle = await provision({ repo: quiet });
+    const idleImage = (await store().images()).find((i) => i.sourceLeaseId === idle.leaseId && i.kind !== "base");
+    expect(idleImage?.runtimeVerifiedAt).toEqual(expect.any(Number));
+    expect(checksOf(idle.leaseId)).toEqual([]);
   }, 360_000);
 
   it("a project image whose runtime is not its baseline is refused, and the lease falls back to a cold start in the same provision", async () => {
