@@ -1,12 +1,12 @@
 // Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
-// layer), stop (kill the namespace; also on session timeout, as Vercel does), snapshot (stop,
+// layer), stop (kill the namespace; also on session timeout, as Vercel does; a persistent sandbox's layer is
+// frozen then, as Vercel snapshots it), snapshot (stop,
 // then freeze the sandbox's upper layer, layers.ts), a fork's layers, and delete. The SDK's auto-resume relies
 // on stopped sessions answering 410 and on `get?resume=true` booting a new session, which starts here.
-import { type ChildProcess, execFile } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { SandboxCgroups } from "./cgroups.js";
 import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
@@ -16,14 +16,12 @@ import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
 import { flattenLayers, type LayerRef, layerBytes, MAX_LAYERS, stackPlan, sweepLayers } from "./layers.js";
-import { shiftOwners } from "./owner-shift.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
 import { closeRouteAccess, syncRouteAccess } from "./route-access.js";
 import { closeConnector } from "./route-connector.js";
 import { RouteServer } from "./route-server.js";
 
-const run = promisify(execFile);
 const DEFAULT_SNAPSHOT_EXPIRATION = 30 * 24 * 3600 * 1000;
 
 export class Lifecycle {
@@ -132,6 +130,7 @@ export class Lifecycle {
     const layout = sandboxLayout(sandbox.dir);
     const snap = this.registry.liveSnapshot(snapshotId);
     sandbox.lowers = snap ? [...snap.layers] : [];
+    sandbox.stopFrozen = false;
     if (snap) snap.lastUsedAt = Date.now();
     // The boot that follows makes the fresh layer dirs (prepareLayers).
     await Promise.all([layout.fs, layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
@@ -139,34 +138,55 @@ export class Lifecycle {
   }
 
   /**
-   * A fork's layers when its persistent source has no live snapshot (sandboxes.ts `forkSandbox`). Vercel seeds a
-   * fork from the source's current snapshot, which a persistent sandbox takes at every stop; the emulator takes
-   * none at a stop, so a stopped source's own layer is frozen here instead, as a snapshot freezes it (moved, no
-   * copy), and the source and the fork each go on over it under a fresh upper layer of their own. That layer has
-   * no snapshot record: `registry.unrecordedLayers` holds it until no sandbox stands on it (`sweep`). A running
-   * source's layer is mounted and cannot move: the fork gets a copy of it, owners shifted into its own range.
+   * A fork's layers when its persistent source has no live snapshot newer than its last stop (sandboxes.ts
+   * `forkSandbox`): its files as its last stop left them, which is its chain of frozen layers (`freezeAtStop`), or,
+   * never stopped, its base environment. Shared, never copied: running or stopped, the source goes on over its own
+   * upper layer, the fork over a fresh one. A stopped source whose stop has not been frozen yet is frozen here.
    */
   forkLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
     return this.exclusive(from, async () => {
       const current = this.registry.sessions.get(from.currentSessionId);
       if (current?.stopping) await current.stopping;
-      const target = sandboxLayout(to.dir).fs;
-      await rm(target, { recursive: true, force: true });
+      await rm(sandboxLayout(to.dir).fs, { recursive: true, force: true });
       await mkdir(to.dir, { recursive: true });
-      if (current?.status === "running" || current?.status === "pending") {
-        to.lowers = [...(from.lowers ?? [])];
-        await run("cp", ["-a", "--reflink=auto", sandboxLayout(from.dir).fs, target]);
-        await shiftOwners(target, from.idBase, to.idBase);
-        return;
-      }
-      const upper = path.join(sandboxLayout(from.dir).fs, "upper");
-      if (existsSync(upper) && (await readdir(upper)).length > 0) {
-        const id = newId("layer");
-        this.registry.unrecordedLayers.add(path.join("snapshots", id));
-        await this.freeze(from, path.join(this.dataDir, "snapshots", id));
+      if (from.persistent && current?.status !== "running" && current?.status !== "pending") {
+        await this.freezeUpper(from);
       }
       to.lowers = [...(from.lowers ?? [])];
     });
+  }
+
+  /**
+   * A stop that keeps the sandbox: the API's, its timeout's, its holder's end. Vercel snapshots a persistent
+   * sandbox at such a stop, and that snapshot is what a fork of it starts from; the emulator records no snapshot
+   * but freezes the sandbox's upper layer the same way (moved, no copy), so the sandbox resumes over it under a
+   * fresh upper layer, and a fork, even one of the sandbox running again, gets its files as this stop left them.
+   */
+  async stopKeeping(session: SessionRecord): Promise<void> {
+    await this.stop(session);
+    const sandbox = this.registry.sandboxes.get(session.sandboxName);
+    if (!sandbox?.persistent || sandbox.currentSessionId !== session.id) return;
+    await this.exclusive(sandbox, async () => {
+      // Resumed, snapshotted, restored or deleted meanwhile: that transition decided the layers.
+      if (this.registry.sandboxes.get(sandbox.name) !== sandbox || sandbox.currentSessionId !== session.id) return;
+      if (session.status !== "stopped" || session.snapshottedAt !== undefined || sandbox.pendingRestore) return;
+      await this.freezeUpper(sandbox);
+    });
+  }
+
+  /**
+   * Freezes a stopped persistent sandbox's upper layer into a layer with no snapshot record (`snapshots/layer_…`,
+   * held by `registry.unrecordedLayers` until no sandbox stands on it, `sweep`); an empty one stays as it is. From
+   * then on its chain is its files as its last stop left them (`stopFrozen`).
+   */
+  private async freezeUpper(sandbox: SandboxRecord): Promise<void> {
+    const upper = path.join(sandboxLayout(sandbox.dir).fs, "upper");
+    if (existsSync(upper) && (await readdir(upper)).length > 0) {
+      const id = newId("layer");
+      this.registry.unrecordedLayers.add(path.join("snapshots", id));
+      await this.freeze(sandbox, path.join(this.dataDir, "snapshots", id));
+    }
+    sandbox.stopFrozen = true;
   }
 
   /**
@@ -203,14 +223,14 @@ export class Lifecycle {
   }
 
   /**
-   * A new sandbox's first boot, on a fresh layer over `fromSnapshot` (or the bare image) or on a copy of
-   * `copyLayerOf`'s layer. The sandbox is listed from the start, so a resume (a command run on it) may come
+   * A new sandbox's first boot, on a fresh layer over `fromSnapshot` (or the bare image) or over the chain that
+   * `forkOf` gives a fork (`forkLayer`). The sandbox is listed from the start, so a resume (a command run on it) may come
    * meanwhile: it joins this boot instead of mounting a second overlay on the same layer dirs.
    */
-  start(sandbox: SandboxRecord, fromSnapshot: string | undefined, copyLayerOf?: SandboxRecord): Promise<SessionRecord> {
+  start(sandbox: SandboxRecord, fromSnapshot: string | undefined, forkOf?: SandboxRecord): Promise<SessionRecord> {
     return this.exclusive(sandbox, () =>
       this.joinable(sandbox, async () => {
-        if (copyLayerOf) await this.forkLayer(copyLayerOf, sandbox);
+        if (forkOf) await this.forkLayer(forkOf, sandbox);
         else await this.resetLayers(sandbox, fromSnapshot);
         return this.boot(sandbox, fromSnapshot);
       }),
@@ -289,7 +309,7 @@ export class Lifecycle {
     await this.routeAccess(session).catch(() => undefined);
     // A holder that dies on its own (e.g. killed from outside) still ends the session.
     session.holder.exited.then(() => {
-      if (session.status === "running") void this.stop(session);
+      if (session.status === "running") void this.stopKeeping(session);
     });
     return session;
   }
@@ -349,7 +369,7 @@ export class Lifecycle {
   armTimeout(session: SessionRecord): void {
     clearTimeout(session.timer);
     const deadline = (session.startedAt ?? Date.now()) + session.timeout;
-    session.timer = setTimeout(() => void this.stop(session), Math.max(deadline - Date.now(), 0));
+    session.timer = setTimeout(() => void this.stopKeeping(session), Math.max(deadline - Date.now(), 0));
     session.timer.unref();
   }
 
@@ -424,6 +444,7 @@ export class Lifecycle {
     };
     this.registry.snapshots.set(id, snap);
     session.snapshottedAt = now;
+    sandbox.stopFrozen = false;
     if (sandbox.persistent) sandbox.currentSnapshotId = id;
     await this.evict(sandbox);
     await this.sweep();

@@ -43,6 +43,8 @@ export interface SandboxRecord {
   idBase: number;
   /** Frozen layers (top first) under its own upper layer: its last snapshot's, or its source's (layers.ts). */
   lowers?: LayerRef[];
+  /** `lowers` are its files as its last stop left them, newer than its current snapshot (lifecycle.ts `stopKeeping`). */
+  stopFrozen?: boolean;
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
   /** The last of its layer transitions (a resume's boot, a snapshot, a fork's copy), each run after the one before (lifecycle.ts). */

@@ -73,16 +73,11 @@ async function releaseFailed(ctx: Ctx, sandbox: SandboxRecord): Promise<void> {
 }
 
 /** Call with the name held: registers the sandbox, fills its layer and boots its first session. */
-async function bootNew(
-  ctx: Ctx,
-  sandbox: SandboxRecord,
-  fromSnapshot: string | undefined,
-  copyLayerOf?: SandboxRecord,
-) {
+async function bootNew(ctx: Ctx, sandbox: SandboxRecord, fromSnapshot: string | undefined, forkOf?: SandboxRecord) {
   ctx.registry.sandboxes.set(sandbox.name, sandbox);
   let session: SessionRecord;
   try {
-    session = await ctx.lifecycle.start(sandbox, fromSnapshot, copyLayerOf);
+    session = await ctx.lifecycle.start(sandbox, fromSnapshot, forkOf);
   } catch (error) {
     await releaseFailed(ctx, sandbox);
     if (error instanceof HttpError) throw error;
@@ -140,9 +135,11 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
 /**
  * S6: POST /v2/sandboxes/{source}/fork. As the SDK documents it, the fork starts from the source's current
  * snapshot; without one, from its base environment. A persistent sandbox's current snapshot is the one Vercel
- * takes at each stop, which the emulator does not take: such a source's own files stand in for it (frozen if it
- * is stopped, copied while it runs; lifecycle.ts `forkLayer`). A sandbox that is not persistent keeps nothing
- * past a stop, so its fork starts from its base environment: the snapshot it was created from, or the image.
+ * takes at each stop: the emulator freezes the sandbox's layer at each stop instead (lifecycle.ts `stopKeeping`),
+ * so such a source's fork starts from its files as its last stop left them, whether it runs again or not, and
+ * from its last snapshot or its base environment when no stop came after them. A sandbox that is not persistent
+ * keeps nothing past a stop, so its fork starts from its base environment: the snapshot it was created from, or
+ * the image.
  */
 export async function forkSandbox(ctx: Ctx): Promise<void> {
   const source = sandboxOr404(ctx, ctx.params[0]);
@@ -157,8 +154,12 @@ export async function forkSandbox(ctx: Ctx): Promise<void> {
     sandbox.image = source.image;
     const snap = ctx.registry.liveSnapshot(source.currentSnapshotId);
     sandbox.baseSnapshotId = snap?.id ?? source.baseSnapshotId;
-    if (snap || source.persistent) {
-      await bootNew(ctx, sandbox, snap?.id, snap ? undefined : source);
+    if (source.persistent && (source.stopFrozen || !snap)) {
+      await bootNew(ctx, sandbox, undefined, source);
+      return;
+    }
+    if (snap) {
+      await bootNew(ctx, sandbox, snap.id);
       return;
     }
     const base = source.baseSnapshotId;

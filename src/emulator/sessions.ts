@@ -39,7 +39,7 @@ export async function listSessions(ctx: Ctx): Promise<void> {
 export async function stopSession(ctx: Ctx): Promise<void> {
   const session = sessionOr404(ctx, ctx.params[0]);
   await readJson(ctx.req);
-  await ctx.lifecycle.stop(session);
+  await ctx.lifecycle.stopKeeping(session);
   const sandbox = sandboxOf(ctx, session.sandboxName);
   const body: Record<string, unknown> = { session: sessionPayload(session) };
   if (sandbox) body.sandbox = sandboxPayload(sandbox, ctx.registry.sessions.get(sandbox.currentSessionId));

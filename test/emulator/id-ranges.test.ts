@@ -188,6 +188,8 @@ describe("id ranges", () => {
   it("a fork of a sandbox without a snapshot keeps its owners inside and runs as the fork's own host ids", async () => {
     const source = await Sandbox.create(connect(emulator()));
     expect((await sh(source, "echo mine > ~/mine.txt && sudo sh -c 'echo r > /etc/root-owned'")).code).toBe(0);
+    // Its files as its stop left them (a persistent sandbox's fork starts there).
+    await source.stop();
     const fork = await Sandbox.fork({ ...connect(emulator()), sourceSandbox: source.name });
     expect((await sh(fork, "stat -c '%U:%G %n' ~/mine.txt /etc/root-owned; echo x >> ~/mine.txt")).out).toBe(
       "vercel-sandbox:vercel-sandbox /home/vercel-sandbox/mine.txt\nroot:root /etc/root-owned\n",

@@ -131,16 +131,17 @@ describe("forks of a sandbox without a snapshot (latest SDK)", () => {
   const { Sandbox } = SDKS[1]![1];
   const forkLayers = async () => (await readdir(path.join(dataDir, "snapshots"))).filter((d) => d.startsWith("layer_"));
 
-  it("a stopped persistent source's layer is frozen, not copied: both go on over it, and it goes with the last", async () => {
+  it("a persistent source's stop freezes its layer, not copied: it and its fork go on over it, and it goes with the last", async () => {
     const source = await Sandbox.create(connect(api));
     expect((await sh(source, "dd if=/dev/zero of=/vercel/sandbox/big bs=1M count=8 status=none", true)).code).toBe(0);
     await source.writeFiles([{ path: "mine.txt", content: Buffer.from("original") }]);
     const before = await stat(path.join(await upperOf(source.name), SANDBOX_FILE, "big"));
-    await source.stop();
     const known = await forkLayers();
-    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
+    await source.stop();
     const added = (await forkLayers()).filter((d) => !known.includes(d));
     expect(added).toHaveLength(1);
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
+    expect((await forkLayers()).filter((d) => !known.includes(d))).toEqual(added);
     const layer = path.join(dataDir, "snapshots", added[0]!, "fs", "upper");
     expect((await stat(path.join(layer, SANDBOX_FILE, "big"))).ino).toBe(before.ino);
     for (const box of [source, fork]) {
@@ -158,6 +159,23 @@ describe("forks of a sandbox without a snapshot (latest SDK)", () => {
     expect((await sh(fork, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
     await fork.delete();
     expect(existsSync(path.join(dataDir, "snapshots", added[0]!))).toBe(false);
+  });
+
+  it("a running persistent source gives its files as its last stop left them, or, never stopped, its base environment", async () => {
+    const source = await Sandbox.create(connect(api));
+    await source.writeFiles([{ path: "before.txt", content: Buffer.from("before") }]);
+    const unstopped = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
+    expect((await sh(unstopped, "ls /vercel/sandbox")).out).toBe("");
+    await source.stop();
+    // Running again (a command resumes it), it writes more and changes what it had.
+    expect(
+      (await sh(source, "echo after > /vercel/sandbox/after.txt; echo changed > /vercel/sandbox/before.txt")).code,
+    ).toBe(0);
+    const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
+    expect((await Sandbox.get({ ...connect(api), name: source.name })).status).toBe("running");
+    expect((await sh(fork, "ls /vercel/sandbox; cat /vercel/sandbox/before.txt")).out).toBe("before.txt\nbefore");
+    expect((await sh(source, "cat /vercel/sandbox/before.txt")).out).toBe("changed\n");
+    for (const box of [unstopped, fork, source]) await box.delete();
   });
 
   it("a source that is not persistent gives its base environment, never the files it wrote since", async () => {

@@ -116,10 +116,11 @@ describe.each(SDKS)("sandboxes with SDK %s", (version, { Sandbox, APIError }) =>
     expect(error.response.status).toBe(404);
   });
 
-  it("forks a sandbox with its files under a new name", async () => {
+  it("forks a stopped sandbox with its files as its stop left them, under a new name", async () => {
     const api = emulator();
     const source = await Sandbox.create(connect(api));
     await source.writeFiles([{ path: "forked.txt", content: Buffer.from("from source") }]);
+    await source.stop();
     const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
     expect(fork.name).not.toBe(source.name);
     expect((await fork.readFileToBuffer({ path: "forked.txt" }))?.toString()).toBe("from source");
