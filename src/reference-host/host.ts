@@ -17,6 +17,7 @@ import {
   type NonceStore,
   NonceStoreFullError,
   notificationKind,
+  type StatusResult,
   sleepVm,
   type VmConnection,
   verifyNotification,
@@ -133,6 +134,9 @@ export function createHost(config: HostConfig) {
       deadlineMs: config.suspendDeadlineMs ?? 60_000,
     });
     if (result.status !== "ready") return { slept: false, gateway: result };
+    // The gateway pushes its wake list when it changes, but a push still retrying (or lost) when VM1 stops would
+    // lose a job: take the list from its status, which the suspension leaves readable, before VM1 stops.
+    await recoverWakeList(await gateway.status());
     const slept = await sleepVm({ connection: config.connection, name: config.vmName });
     sleptInstances.add(instanceId);
     // A wake time that passed while VM1 was still up (or is near) now needs a real wake.
@@ -200,11 +204,16 @@ export function createHost(config: HostConfig) {
     sleptInstances.clear();
     const status = await gateway.status();
     if (status.suspension.phase !== "running") await gateway.resume(status.suspension.suspensionId);
-    // The woken gateway's wake list, in case a notification was missed (a stale one is simply not kept).
+    // The woken gateway's wake list, in case a notification was missed.
+    await recoverWakeList(status);
+    return { woke: true, ms: woke.ms, instanceId: status.instanceId };
+  }
+
+  /** Keeps the wake list a gateway's status answers, unless the host holds a newer one (a stale one is not kept). */
+  async function recoverWakeList(status: StatusResult): Promise<void> {
     if (status.wake && status.wakeLeadMs !== undefined) {
       if ((await schedule.recover(status.instanceId, status.wake, status.wakeLeadMs)) === "accepted") void rearm();
     }
-    return { woke: true, ms: woke.ms, instanceId: status.instanceId };
   }
 
   function awake(): Promise<Awake> {

@@ -3,7 +3,8 @@
 // acknowledged (a store reopened on the same directory holds it; a stale or unsigned one is refused); while VM1
 // sleeps, the host's one timer wakes it before the job is due by the path a message uses (no message is sent);
 // a wake time that passed while VM1 was still awake is acted on as soon as VM1 is put to sleep; a job too far
-// ahead for the host's timer is reported, not dropped; and a stopped host wakes nothing.
+// ahead for the host's timer is reported, not dropped; a stopped host wakes nothing; and at a sleep the host takes
+// the gateway's wake list from its status, so a job whose push never landed is not lost.
 // The specs share one VM1 and run in order.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -206,5 +207,21 @@ describe("reference host: scheduled wake", () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(seen.map((e) => e.kind)).toEqual(["armed"]);
     expect(await status()).toBe("running");
+  });
+
+  it("at a sleep the host takes the gateway's wake list from its status: a job whose push never landed is kept", {
+    timeout: 240_000,
+  }, async () => {
+    // The gateway knows a job the host was never told of (its push still retrying, or lost).
+    const dueMs = Date.now() + 600_000;
+    plugin!.setWake({ revision: Date.now(), wakes: [{ jobId: "pulled-job", runAtMs: dueMs }] }, 10_000);
+    expect(await sleepVm1("instance-c")).toMatchObject({ slept: true });
+    expect(await status()).not.toBe("running");
+    const armed = await waitFor("the wake timer", async () => eventsFor("pulled-job", "armed")[0], {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    expect(armed).toMatchObject({ runAtMs: dueMs, atMs: dueMs - 15_000 });
+    expect((await new FileWakeStore(stateDir).read())?.snapshot.wakes.map((w) => w.jobId)).toEqual(["pulled-job"]);
   });
 });

@@ -5,6 +5,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ROUTES, type SuspendResult } from "../../src/protocol/protocol.js";
+import type { WakeSnapshot } from "../../src/protocol/wake.js";
 import { IdleClock } from "../../src/suspend/clock.js";
 import { createRoutes } from "../../src/suspend/routes.js";
 import { type Dispatch, Suspender } from "../../src/suspend/suspender.js";
@@ -20,6 +21,8 @@ export interface PluginServer {
   received: Array<{ requestId: string; answer?: SuspendResult }>;
   /** Holds the next call of a gateway method inside the plugin; `inside` resolves once it is there. */
   holdNext(method: string): { inside: Promise<void>; release: () => void };
+  /** What status answers of the gateway's cron jobs from now on, as the plugin's wake projection would. */
+  setWake(snapshot: WakeSnapshot, leadMs: number): void;
   close(): Promise<void>;
 }
 
@@ -38,11 +41,14 @@ export async function servePlugin({ token, idleMs }: { token: string; idleMs: nu
       return entry.answer;
     }
   }
+  const policy: ConstructorParameters<typeof Suspender>[0]["policy"] = { idleMs, deadlineMarginMs: 0 };
+  let wake: WakeSnapshot | undefined;
   const suspender = new RecordingSuspender({
     clock,
-    policy: { idleMs, deadlineMarginMs: 0 },
+    policy,
     providerId: "vercel-sandbox",
     instanceId: "i",
+    wake: () => wake,
   });
   const dispatch: Dispatch = async (method, params) => {
     const hold = held.get(method);
@@ -76,6 +82,10 @@ export async function servePlugin({ token, idleMs }: { token: string; idleMs: nu
     gateway,
     paths,
     received,
+    setWake(snapshot, leadMs) {
+      wake = snapshot;
+      policy.wakeLeadMs = leadMs;
+    },
     holdNext(method) {
       let entered = () => {};
       let release = () => {};
