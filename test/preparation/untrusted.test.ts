@@ -54,6 +54,18 @@ async function provision({
   }
 }
 
+/** The project image a lease captured, if any. */
+const projectImageOf = async (leaseId: string) =>
+  (await store().images()).find((i) => i.sourceLeaseId === leaseId && i.kind !== "base");
+
+/** A new repository whose recipe runs `command`, its first worker, and the project image that worker captured. */
+async function capturedProject(command: string) {
+  const repo = createRepo();
+  repo.commit({ ".devcontainer.json": recipe(command) });
+  const first = await provision({ repo });
+  return { repo, first, image: await projectImageOf(first.leaseId) };
+}
+
 const runsOf = async (leaseId: string) =>
   (await store().diagnostics()).filter((d) => d.leaseId === leaseId).sort((a, b) => a.at - b.at);
 
@@ -200,10 +212,7 @@ sh tamper.sh
   }, 360_000);
 
   it("an image verified at its capture is not measured again by the workers started from it", async () => {
-    const repo = createRepo();
-    repo.commit({ ".devcontainer.json": recipe("echo verified") });
-    const first = await provision({ repo });
-    const image = (await store().images()).find((i) => i.sourceLeaseId === first.leaseId && i.kind !== "base");
+    const { repo, first, image } = await capturedProject("echo verified");
     expect(image?.runtimeVerifiedAt).toEqual(expect.any(Number));
     const checksOf = (leaseId: string) => world.h.logs.filter((l) => l.includes(`${leaseId}: runtime check `));
     // Measured after the recipe, then on the restore of the image it captured.
@@ -216,16 +225,13 @@ sh tamper.sh
     const quiet = createRepo();
     quiet.commit({ ".devcontainer.json": JSON.stringify({ name: "no commands" }) });
     const idle = await provision({ repo: quiet });
-    const idleImage = (await store().images()).find((i) => i.sourceLeaseId === idle.leaseId && i.kind !== "base");
+    const idleImage = await projectImageOf(idle.leaseId);
     expect(idleImage?.runtimeVerifiedAt).toEqual(expect.any(Number));
     expect(checksOf(idle.leaseId)).toEqual([]);
   }, 360_000);
 
   it("a project image whose runtime is not its baseline is refused, and the lease falls back to a cold start in the same provision", async () => {
-    const repo = createRepo();
-    repo.commit({ ".devcontainer.json": recipe("echo clean") });
-    const clean = await provision({ repo });
-    const image = (await store().images()).find((i) => i.sourceLeaseId === clean.leaseId && i.kind !== "base");
+    const { repo, image } = await capturedProject("echo clean");
     // The image changed after its capture (on the platform's side, or by whatever wrote to the snapshot): a
     // copy of it with the runtime patched, recorded under the same key as the newest image of this commit, the
     // way a store of an older plugin records it (no verification at its capture), so a worker measures it.
