@@ -139,7 +139,7 @@ export class Lifecycle {
 
   /**
    * A fork's layers when its persistent source has no live snapshot newer than its last stop (sandboxes.ts
-   * `forkSandbox`): its files as its last stop left them, which is its chain of frozen layers (`freezeAtStop`), or,
+   * `forkSandbox`): its files as its last stop left them, which is its chain of frozen layers (`stopKeeping`), or,
    * never stopped, its base environment. Shared, never copied: running or stopped, the source goes on over its own
    * upper layer, the fork over a fresh one. A stopped source whose stop has not been frozen yet is frozen here.
    */
