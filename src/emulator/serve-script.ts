@@ -4,9 +4,13 @@
 // groups (joining them costs an RCU grace period, several ms, per migration), in its mount, network, IPC, UTS and
 // cgroup namespaces, its root is the sandbox's root (pivot_root moved it with the holder's), and its children are
 // born in the sandbox's PID namespace. So a program is one fork of it: the child enters the sandbox's user
-// namespace (its descriptor comes from the holder over `ns`), starts a session (its own process group), becomes
-// sandbox root or the default user with that user's groups (as `setpriv --init-groups` did), changes to its
-// working directory as that user, and execs the program with signals as a fresh process has them.
+// namespace (its descriptor comes from the holder over `ns`), starts a session (its own process group), takes its
+// streams and closes every other descriptor (before it reads the sandbox's user database, whose NSS modules are the
+// sandbox's own code), becomes sandbox root or the default user with that user's groups (as `setpriv
+// --init-groups` did), changes to its working directory as that user, and execs the program with signals as a
+// fresh process has them. Its pid is reported once the program runs (a close-on-exec pipe ends at the exec, or at
+// its failure), as a real sandbox answers a command: a detached command is its program by the time it is listed,
+// never a copy of this script (at most 5 s, so a start that never gets there cannot hold this sandbox's others).
 //
 // Protocol: the factory forwards the emulator's lines for this holder on `ctl`: {run, argv, env, cwd, root, uid,
 // gid, stdin} starts a program; {kill, signal} signals its process group (only while it is unreaped, so a reused
@@ -15,7 +19,7 @@
 // are), then {run, pid} and, once reaped, {run, exit}; or {run, error}. When the holder (PID 1) ends, the kernel
 // kills every program of the namespace: each is reported as it is reaped, then the outer leaves with the holder's
 // status.
-export const SERVE_PY = `def program(req, userfd, devnull, streams):
+export const SERVE_PY = `def program(req, userfd, devnull, streams, started):
     try:
         os.chdir("/")
         signal.set_wakeup_fd(-1)
@@ -23,6 +27,13 @@ export const SERVE_PY = `def program(req, userfd, devnull, streams):
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()
         check(libc.setns(userfd, CLONE_NEWUSER), "setns user")
+        started = fcntl.fcntl(started, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.dup2(streams.get("stdin", devnull), 0)
+        os.dup2(streams["stdout"], 1)
+        os.dup2(streams["stderr"], 2)
+        if started != 3:
+            os.dup2(started, 3, inheritable=False)
+        os.closerange(4, 65536)
         if req.get("root"):
             os.setgroups([])
             os.setgid(0)
@@ -36,10 +47,6 @@ export const SERVE_PY = `def program(req, userfd, devnull, streams):
             os.initgroups(name, gid)
             os.setgid(gid)
             os.setuid(uid)
-        os.dup2(streams.get("stdin", devnull), 0)
-        os.dup2(streams["stdout"], 1)
-        os.dup2(streams["stderr"], 2)
-        os.closerange(3, 65536)
         cwd = req["cwd"]
         try:
             os.chdir(cwd)
@@ -80,10 +87,19 @@ def start_program(req, userfd, devnull, runs):
                 send({"cmd": "NODE_HANDLE", "type": "net.Socket", "msg": {"run": rid, "stream": stream}}, theirs.fileno())
             finally:
                 theirs.close()
-        pid = os.fork()
-        if pid == 0:
-            program(req, userfd, devnull, {k: v.fileno() for k, v in mine.items()})
-        runs[pid] = rid
+        started_r, started_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                program(req, userfd, devnull, {k: v.fileno() for k, v in mine.items()}, started_w)
+            runs[pid] = rid
+            os.close(started_w)
+            started_w = None
+            select.select([started_r], [], [], 5)
+        finally:
+            os.close(started_r)
+            if started_w is not None:
+                os.close(started_w)
         send({"run": rid, "pid": pid})
     except OSError as e:
         send({"run": rid, "error": f"could not start the program: {e}"})

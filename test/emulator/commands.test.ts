@@ -136,6 +136,28 @@ describe.each(SDKS)("commands with SDK %s", (_version, { Sandbox }) => {
     await sandbox.delete();
   });
 
+  it("answers a detached command once its program runs: listed right away, it is that program", async () => {
+    const sandbox = await Sandbox.create(connect(emulator()));
+    // A long group database makes the user's start slow (its groups are read before the exec), so a command
+    // answered before its exec would be listed as a copy of the emulator's starter.
+    const groups = "awk 'BEGIN { for (i = 0; i < 1500000; i++) printf \"g%d:x:%d:nobody\\n\", i, 200000 + i }'";
+    expect(
+      (await sandbox.runCommand({ cmd: "sh", args: ["-c", `${groups} >> /etc/group`], sudo: true })).exitCode,
+    ).toBe(0);
+    for (const tag of ["3001", "3002", "3003"]) {
+      await sandbox.runCommand({ cmd: "sleep", args: [tag], detached: true });
+      const listed = await sandbox.runCommand({
+        cmd: "sh",
+        args: ["-c", 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline; echo; done'],
+        sudo: true,
+      });
+      const lines = (await listed.stdout()).split("\n");
+      expect(lines).toContain(`sleep ${tag} `);
+      expect(lines.filter((line) => line.includes("def program"))).toEqual([]);
+    }
+    await sandbox.delete();
+  });
+
   it("kills a command, which then exits with 128 + signal", async () => {
     const sandbox = await Sandbox.create(connect(emulator()));
     const command = await sandbox.runCommand({ cmd: "sleep", args: ["30"], detached: true });
