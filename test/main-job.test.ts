@@ -140,6 +140,9 @@ describe("npm start's main job on the embedded emulator", () => {
   it("scheduled wake: the host wakes the sleeping VM1 before the cron job is due, the woken gateway runs it, VM1 sleeps again", () => {
     const { scheduled, afterSleep, sleep } = outcome();
     expect(afterSleep.vm1Status).toBe("stopped");
+    // The job is the only one the gateway asked to be woken for (its dreaming sweep is off): no other job's wake
+    // comes first, whatever time of day the job runs.
+    expect(scheduled.otherWakes).toEqual([]);
     // Woken by the host's timer (no message was in flight), after the sleep and before the job was due.
     expect(scheduled.wokenAtMs).toBeGreaterThan(scheduled.asleepAtMs);
     expect(scheduled.wokenAtMs).toBeLessThan(scheduled.dueAtMs);

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
-import { notificationKind, type VmConnection, type WakeOptions } from "../host/index.js";
+import { type KeptWake, notificationKind, type VmConnection, type WakeOptions } from "../host/index.js";
 import { createHost, serve, type WakeEvent } from "../reference-host/index.js";
 import { HOST_WAKE_AHEAD_MS, SUSPEND_DEADLINE_MS } from "./scheduled.js";
 import { SESSION_KEY } from "./topology.js";
@@ -51,6 +51,7 @@ export class JobHost {
   readonly wakes: WakeEvent[] = [];
   private server?: http.Server;
   private stopHost?: () => void;
+  private kept?: () => Promise<KeptWake | undefined>;
   private url = "";
   private placed = false;
   /** Messages being handled: a notification then is refused (409), and the resident notifies again later. */
@@ -93,6 +94,7 @@ export class JobHost {
       },
     });
     this.stopHost = host.stop;
+    this.kept = host.keptWake;
     this.server = await serve(
       { fetch: (request) => this.handle(host, request), authenticatesMessages: host.authenticatesMessages },
       0,
@@ -121,6 +123,11 @@ export class JobHost {
     const response = await reference.fetch(request);
     if (response.status !== 202) this.notified.pop();
     return response;
+  }
+
+  /** The wake snapshot the reference host keeps: every job the gateway asked it to wake VM1 for. */
+  async keptWake(): Promise<KeptWake | undefined> {
+    return this.kept?.();
   }
 
   /** The sleeps that put VM1 to sleep, in order (refused attempts left out). */

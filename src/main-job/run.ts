@@ -101,7 +101,13 @@ export interface MainJobResult {
   sleepSplit: SleepSplit;
   afterSleep: { vm1Status: string; sandboxes: string[]; checkpoints: number };
   /** The cron job the host woke VM1 for, when the first sleep ended, and the sleep after the job's run (epoch ms). */
-  scheduled: ScheduledWake & { asleepAtMs: number; secondSleep: unknown; secondSleptAtMs: number };
+  scheduled: ScheduledWake & {
+    asleepAtMs: number;
+    secondSleep: unknown;
+    secondSleptAtMs: number;
+    /** Other jobs in the host's wake snapshot when VM1 first slept (the gateway's own; the job's config has none). */
+    otherWakes: Array<{ jobId: string; runAtMs: number }>;
+  };
   gatewayInstances: { beforeSleep: string; afterWake: string };
   secretsOnVm1: string[];
   summary: Summary;
@@ -299,9 +305,27 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
     progress.note(
       `VM1 ${afterSleep.vm1Status}; running sandboxes: ${afterSleep.sandboxes.length}; VM1 checkpoints: ${afterSleep.checkpoints}`,
     );
-    const armed = host.wakes.find((e) => e.kind === "armed" && e.jobId === jobId);
-    if (!armed) throw new ScheduledJobError("the host holds no wake for the cron job (no wake snapshot listed it)");
-    progress.note(`host: wake timer set for ${new Date((armed as { atMs: number }).atMs).toISOString()}`);
+    // The host keeps the gateway's whole wake list and sets one timer, for the soonest job: another job of the
+    // gateway due first is woken for first, and the timer is set for this one after it.
+    const keptWakes = (await host.keptWake())?.snapshot.wakes ?? [];
+    if (!keptWakes.some((wake) => wake.jobId === jobId)) {
+      throw new ScheduledJobError(
+        "the host's wake snapshot does not list the cron job (the gateway asked no wake for it)",
+      );
+    }
+    const otherWakes = keptWakes
+      .filter((wake) => wake.jobId !== jobId)
+      .map((wake) => ({ jobId: wake.jobId, runAtMs: wake.runAtMs }));
+    for (const other of otherWakes) {
+      progress.note(
+        `host: the gateway also asks to be awake for job ${other.jobId} due ${new Date(other.runAtMs).toISOString()}`,
+      );
+    }
+    const armed = host.wakes.findLast((event) => event.kind === "armed");
+    if (armed?.kind !== "armed") throw new ScheduledJobError("the host set no wake timer after VM1 slept");
+    progress.note(
+      `host: wake timer set for ${new Date(armed.atMs).toISOString()} (${armed.jobId === jobId ? "the job" : `job ${armed.jobId}, due first`})`,
+    );
 
     const woken = await progress.phase(
       "Scheduled wake: the host wakes VM1 from the wake snapshot, the job runs, VM1 sleeps again",
@@ -318,11 +342,15 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
             `the host's timer for the job fired at ${new Date(event.firedAtMs).toISOString()} while VM1 was awake (asleep at ${new Date(firstSleep.endedAtMs).toISOString()}, ${refusedSleeps.length} sleep(s) refused before)`,
           );
         }
-        await pollUntil("the host to put VM1 to sleep again after the job", async () => host.slept()[1], 600_000);
-        return event;
+        const again = await pollUntil(
+          "the host to put VM1 to sleep again after the job",
+          async () => host.slept().find((sleep) => sleep.endedAtMs > event.awakeAtMs),
+          600_000,
+        );
+        return { ...event, again };
       },
     );
-    const { outcome: secondSleep, endedAtMs: secondSleptAtMs } = host.slept()[1]!;
+    const { outcome: secondSleep, endedAtMs: secondSleptAtMs } = woken.again;
     progress.note(`host: woke VM1 in ${seconds(woken.ms)}, then ${JSON.stringify(secondSleep)}`);
 
     // A new VM2 for the woken gateway (suspend reclaimed the first): its provision phases, live and after.
@@ -348,6 +376,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       asleepAtMs: firstSleep.endedAtMs,
       secondSleep,
       secondSleptAtMs,
+      otherWakes,
     };
     progress.note(
       `cron.runs: ${runs.length} run(s) of ${jobId}, ${scheduled.runStatus}; the job wrote ${new Date(marker).toISOString()} on VM1`,

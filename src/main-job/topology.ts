@@ -73,11 +73,23 @@ export function jobConfigPatch(input: GatewayConfigInput) {
     // Scheduled wake: cron run times go to the host, which wakes VM1 this long before a job (plus its own lead).
     wakeLead: WAKE_LEAD,
   };
+  // No model key on VM1: its firewall adds it (vm1NetworkPolicy).
+  const model = scriptedModelConfig(input.modelBaseUrl, undefined, { key: "firewall" });
+  const agentDefaults = (model.agents as { defaults: Record<string, unknown> }).defaults;
+  // The gateway's own recurring jobs are off. Each is a cron job the host wakes VM1 for (the heartbeat every 30
+  // minutes, the dreaming promotion daily at 03:00, the skill review weekly): one due between the sleep and the
+  // job's would be VM1's first wake, and their model turns are none the scripted model answers.
   return {
-    // No model key on VM1: its firewall adds it (vm1NetworkPolicy).
-    ...scriptedModelConfig(input.modelBaseUrl, undefined, { key: "firewall" }),
+    ...model,
+    agents: { defaults: { ...agentDefaults, heartbeat: { every: "0m" } } },
+    skills: { workshop: { autonomous: { mode: "off" } } },
     cloudWorkers: { profiles: { vsb: { provider: "vercel-sandbox", settings } } },
-    plugins: { entries: { "vercel-sandbox": { config: { suspend } } } },
+    plugins: {
+      entries: {
+        "vercel-sandbox": { config: { suspend } },
+        "memory-core": { config: { dreaming: { enabled: false } } },
+      },
+    },
   };
 }
 

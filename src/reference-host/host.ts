@@ -12,6 +12,7 @@
 // job runs it in front of its VM1; examples/host/server.ts runs it as a plain server.
 import {
   GatewayClient,
+  type KeptWake,
   MemoryNonceStore,
   MemoryWakeStore,
   type NonceStore,
@@ -245,6 +246,8 @@ export function createHost(config: HostConfig) {
     authenticatesMessages: config.messageSecret !== undefined,
     /** The next scheduled wake as this host plans it now (or why it cannot). */
     wakePlan: (): Promise<WakePlan> => timer.arm(),
+    /** The wake snapshot this host keeps (every job the gateway asked to be awake for), if any. */
+    keptWake: (): Promise<KeptWake | undefined> => schedule.latest(),
     /** Clears the wake timer (call it when the host shuts down). */
     stop: () => timer.stop(),
     async fetch(request: Request): Promise<Response> {
