@@ -2,7 +2,7 @@
 // profile) into a verdict with a message and, unless it passed, the remedy. The I/O checks (credentials,
 // Vercel, the gateway) are in doctor.ts.
 import { egressPolicy, NODE_ENGINES_TEXT, satisfiesEngines } from "../provider/index.js";
-import type { ProfileSettings } from "../settings/index.js";
+import { durationMs, type ProfileSettings } from "../settings/index.js";
 import type { EnrollmentOrigin } from "./origin.js";
 import { type ProfileEntry, settingsPath } from "./profiles.js";
 
@@ -141,4 +141,54 @@ export function checkEgress(profileId: string, settings: ProfileSettings, gatewa
 export function worst(checks: readonly Check[]): CheckStatus {
   for (const status of ["fail", "warn", "ok"] as const) if (checks.some((c) => c.status === status)) return status;
   return "skip";
+}
+
+/** The value at `keys` in a parsed config, if every step is an object. */
+function valueAt(config: unknown, ...keys: string[]): unknown {
+  let value = config;
+  for (const key of keys) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/** OpenClaw's heartbeat cadence when `agents.defaults.heartbeat.every` is unset. */
+const DEFAULT_HEARTBEAT = "30m";
+
+/**
+ * The agent heartbeat against sleep. OpenClaw runs it as a cron job (every 30 minutes unless configured), so with
+ * scheduled wake the host wakes VM1 for every beat, and without it a sleeping VM1 skips the beats.
+ */
+export function checkHeartbeat(config: unknown): Check {
+  const base = { id: "heartbeat" };
+  const suspend = valueAt(config, "plugins", "entries", "vercel-sandbox", "config", "suspend");
+  if (valueAt(suspend, "notifyUrl") === undefined) {
+    return { ...base, status: "skip", message: "sleep is not configured (no suspend.notifyUrl)" };
+  }
+  const cadenceOf = (agent: unknown) => {
+    const every = valueAt(agent, "heartbeat", "every");
+    return typeof every === "string" || typeof every === "number" ? every : undefined;
+  };
+  const configured = cadenceOf(valueAt(config, "agents", "defaults"));
+  const fallback = configured ?? DEFAULT_HEARTBEAT;
+  // When an agent entry has a heartbeat block, only those agents beat (each block merges over the defaults).
+  const entries = Object.entries(valueAt(config, "agents", "entries") ?? {}).filter(
+    ([, agent]) => valueAt(agent, "heartbeat") !== undefined,
+  );
+  const cadences =
+    entries.length === 0
+      ? [{ who: "", every: fallback }]
+      : entries.map(([id, agent]) => ({ who: ` (agent ${id})`, every: cadenceOf(agent) ?? fallback }));
+  const beating = cadences.filter(({ every }) => durationMs(every) !== 0);
+  if (beating.length === 0) return { ...base, status: "ok", message: "agent heartbeat off (every 0m)" };
+  const cadence = `the agent heartbeat runs every ${beating.map(({ who, every }) => `${every}${who}`).join(", ")}${configured === undefined && entries.length === 0 ? " (OpenClaw's default)" : ""}`;
+  const remedy =
+    "Turn it off where VM1 should sleep (`openclaw config set agents.defaults.heartbeat.every 0m`) or lengthen it; " +
+    "a per-agent agents.entries.<id>.heartbeat.every overrides it";
+  const message =
+    valueAt(suspend, "wakeLead") === undefined
+      ? `${cadence}: a sleeping VM1 skips it (suspend.wakeLead is unset, so no cron run wakes VM1)`
+      : `${cadence}: scheduled wake (suspend.wakeLead) wakes VM1 for every beat, so VM1 never sleeps longer`;
+  return { ...base, status: "warn", message, remedy };
 }

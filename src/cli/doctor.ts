@@ -7,7 +7,16 @@ import { TAG_SCOPE } from "../provider/index.js";
 import type { CredentialSource, ProfileSettings } from "../settings/index.js";
 import type { VercelClient } from "../vercel/index.js";
 import { defaultSecretResolver, resolveCredentials } from "../vercel/index.js";
-import { type Check, type CheckStatus, checkEgress, checkNode, checkOrigin, checkProfiles, worst } from "./checks.js";
+import {
+  type Check,
+  type CheckStatus,
+  checkEgress,
+  checkHeartbeat,
+  checkNode,
+  checkOrigin,
+  checkProfiles,
+  worst,
+} from "./checks.js";
 import { type GatewayCall, readGateway } from "./gateway.js";
 import { enrollmentOrigin } from "./origin.js";
 import type { ProfileEntry } from "./profiles.js";
@@ -101,6 +110,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ...vercel.flat(),
     checkOrigin(origin, new Set(valid.map((p) => p.settings.backend))),
     ...valid.map((p) => checkEgress(p.id, p.settings, gatewayHost)),
+    checkHeartbeat(input.config),
     await checkGateway(input.gateway),
   ];
   const status = worst(checks);

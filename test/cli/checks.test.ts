@@ -1,7 +1,8 @@
 // The pure doctor checks: Node against OpenClaw 2026.9.2's engines, profile settings as the provider parses
-// them (with the config path to fix), egress consequences from the provider's own policy, and the verdict.
+// them (with the config path to fix), egress consequences from the provider's own policy, the agent heartbeat
+// against sleep, and the verdict.
 import { describe, expect, it } from "vitest";
-import { checkEgress, checkNode, checkProfiles, worst } from "../../src/cli/checks.js";
+import { checkEgress, checkHeartbeat, checkNode, checkProfiles, worst } from "../../src/cli/checks.js";
 import { vercelProfiles } from "../../src/cli/profiles.js";
 import { parseSettings } from "../../src/settings/profile.js";
 
@@ -81,6 +82,50 @@ describe("checkEgress", () => {
     const check = checkEgress("vsb", parseSettings({ networkPolicy: "allow-all" }), undefined);
     expect(check.status).toBe("warn");
     expect(check.remedy).toContain("cloudWorkers.profiles.vsb.settings.networkPolicy");
+  });
+});
+
+describe("checkHeartbeat", () => {
+  const sleeping = (suspend: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({
+    ...rest,
+    plugins: {
+      entries: { "vercel-sandbox": { config: { suspend: { notifyUrl: "https://host/notify", ...suspend } } } },
+    },
+  });
+
+  it("skips when sleep is not configured", () => {
+    expect(checkHeartbeat({ agents: { defaults: { heartbeat: { every: "5m" } } } }).status).toBe("skip");
+  });
+
+  it("warns that OpenClaw's default heartbeat wakes VM1 every 30m under scheduled wake, with the setting to change", () => {
+    const check = checkHeartbeat(sleeping({ wakeLead: "45s" }));
+    expect(check.status).toBe("warn");
+    expect(check.message).toBe(
+      "the agent heartbeat runs every 30m (OpenClaw's default): scheduled wake (suspend.wakeLead) wakes VM1 for every beat, so VM1 never sleeps longer",
+    );
+    expect(check.remedy).toContain("openclaw config set agents.defaults.heartbeat.every 0m");
+  });
+
+  it("warns that a sleeping VM1 skips the beats without scheduled wake", () => {
+    const check = checkHeartbeat(sleeping({}, { agents: { defaults: { heartbeat: { every: "2h" } } } }));
+    expect(check.status).toBe("warn");
+    expect(check.message).toBe(
+      "the agent heartbeat runs every 2h: a sleeping VM1 skips it (suspend.wakeLead is unset, so no cron run wakes VM1)",
+    );
+  });
+
+  it("passes when every beating agent is off, and counts only agents with a heartbeat block once one has it", () => {
+    const off = { agents: { defaults: { heartbeat: { every: "0m" } } } };
+    expect(checkHeartbeat(sleeping({ wakeLead: "45s" }, off)).status).toBe("ok");
+    // An agent's block turns heartbeats on for that agent alone, at the defaults' cadence unless it sets its own.
+    const ops = { agents: { entries: { ops: { heartbeat: {} }, main: {} } } };
+    expect(checkHeartbeat(sleeping({ wakeLead: "45s" }, ops)).message).toMatch(
+      /^the agent heartbeat runs every 30m \(agent ops\): /,
+    );
+    const opsOff = {
+      agents: { defaults: { heartbeat: { every: "1h" } }, entries: { ops: { heartbeat: { every: "0m" } } } },
+    };
+    expect(checkHeartbeat(sleeping({ wakeLead: "45s" }, opsOff)).status).toBe("ok");
   });
 });
 
