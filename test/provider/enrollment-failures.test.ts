@@ -63,9 +63,11 @@ describe("node enrollment failures", () => {
     expect(message).toContain("has no artifact with this digest");
   });
 
-  it("a body that breaks off is reported as truncated", async () => {
+  it("a body that breaks off on every attempt is reported as truncated, after three attempts", async () => {
+    const before = h.gateway.requests.length;
     const message = await failedProvision({ artifact }, { truncateAt: 100 });
     expect(message).toMatch(/node bootstrap download failed \(truncated\)/);
+    expect(h.gateway.requests.length - before).toBe(3);
   });
 
   it("a certificate that does not match the pin is refused before the token is sent", async () => {

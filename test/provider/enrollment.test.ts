@@ -65,6 +65,20 @@ describe("node enrollment", () => {
     expect(await h.sandboxExists(leaseId)).toBe(false);
   });
 
+  it("a download that breaks off once is fetched again, its partial file gone, and the node enrolls", async () => {
+    const provider = h.provider();
+    const op = operationId();
+    const leaseId = await h.leaseOf(op);
+    const before = h.gateway.requests.filter((r) => r.authorized).length;
+    h.gateway.misbehave({ truncateAt: 1_000, times: 1 });
+    const lease = await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
+    expect(lease.leaseId).toBe(leaseId);
+    expect(h.gateway.requests.filter((r) => r.authorized).length - before).toBe(2);
+    const runtimes = await h.sh(leaseId, "ls -A /home/vercel-sandbox/.openclaw-worker/node-runtimes", true);
+    expect(runtimes.split("\n").filter(Boolean)).toEqual([artifact.sha256]);
+    await provider.destroy({ leaseId, profile: h.profile });
+  });
+
   it("the bootstrap ends once the node has taken its setup code: the rest of the launch grace is not waited out", {
     timeout: 180_000,
   }, async () => {

@@ -69,12 +69,34 @@ const HTTP_ADVICE = {
   404: "the gateway has no artifact with this digest (it may have restarted with another build); replay the operation",
 };
 
-/** Downloads an artifact (by default the runtime) to an exclusive 0600 file, counting and hashing as it streams. */
+/** Failures of the network path itself (a reset, a refused connection): worth another attempt. */
+const TRANSIENT = new Set(["truncated", "connection"]);
+const DOWNLOAD_ATTEMPTS = 3;
+
+/**
+ * Downloads an artifact (by default the runtime) to an exclusive 0600 file, counting and hashing as it streams.
+ * A connection that fails or breaks off is tried again (the partial file removed first), up to three attempts
+ * within the one download deadline; what the gateway or the checks refuse is not.
+ */
 async function download(target, artifact = PLAN.artifact, token = SECRETS.token) {
+  const signal = AbortSignal.timeout(PLAN.timings.downloadTimeoutMs);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await downloadOnce(target, artifact, token, signal);
+    } catch (error) {
+      if (!(error instanceof StepFailure) || !TRANSIENT.has(error.code) || signal.aborted || attempt >= DOWNLOAD_ATTEMPTS) {
+        throw error;
+      }
+      fs.rmSync(target, { force: true });
+      await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+    }
+  }
+}
+
+async function downloadOnce(target, artifact, token, signal) {
   const url = new URL(artifact.url);
   const secureUrl = url.protocol === "https:";
   const port = Number(url.port || (secureUrl ? 443 : 80));
-  const signal = AbortSignal.timeout(PLAN.timings.downloadTimeoutMs);
   const raw = await openConnection(url.hostname, port, signal);
   const socket = secureUrl ? await secure(raw, url.hostname, artifact.pin) : raw;
   const response = await new Promise((resolve, reject) => {
