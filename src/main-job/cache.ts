@@ -22,7 +22,7 @@ export interface RerunCache {
   release(): Promise<void>;
 }
 
-export const defaultCacheDir = () => path.join(packageRoot(), ".cache", "main-job");
+export const defaultCacheDir = (name = "main-job") => path.join(packageRoot(), ".cache", name);
 
 /** Takes the cache for this run; undefined when another live job holds it. */
 export async function openCache(dir: string, fresh: boolean): Promise<RerunCache | undefined> {

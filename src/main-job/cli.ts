@@ -3,10 +3,12 @@
 import { messageOf } from "../infra/index.js";
 import { backendFrom, VERCEL_NOT_RUN } from "./backend.js";
 import { defaultCacheDir } from "./cache.js";
+import { CODEX_GATEWAY_VERSION, CODEX_PLUGIN_SPEC } from "./codex-config.js";
 import { terminalLine } from "./live.js";
 import type { Log } from "./report.js";
 import { startMainJob } from "./run.js";
 import { onInterrupt } from "./teardown.js";
+import type { AgentMode } from "./topology.js";
 
 const INTRO = [
   "openclaw-vercel-sandbox main job: seed 000's cycle on this machine.",
@@ -18,14 +20,23 @@ const INTRO = [
   "  --fresh discards that cache and builds everything.",
 ];
 
+const CODEX_INTRO = [
+  `  --codex: the agent is Codex (its app-server on VM1, openclaw ${CODEX_GATEWAY_VERSION} with ${CODEX_PLUGIN_SPEC}); the`,
+  "  commands it makes run on VM2 by remote-exec, through the managed exec-server the gateway launches there after",
+  "  an approval (VM1's approvals client allows each launch once). Its rerun cache is .cache/main-job-codex/.",
+];
+
 export async function runStartCommand(argv: string[], log: Log = (line) => process.stdout.write(`${line}\n`)) {
   const keep = argv.includes("--keep");
   // A rerun reuses what the last one built when its inputs are unchanged; --fresh discards that first.
-  // `npm start -- --fresh` reaches this process as npm's config (npm_config_fresh), not as an argument.
+  // `npm start -- --fresh` reaches this process as npm's config (npm_config_fresh), not as an argument; so does
+  // --codex.
   const fresh = argv.includes("--fresh") || process.env.npm_config_fresh === "true";
-  const reuse = { dir: defaultCacheDir(), fresh };
+  const mode: AgentMode = argv.includes("--codex") || process.env.npm_config_codex === "true" ? "codex" : "worker-turn";
+  const reuse = { dir: defaultCacheDir(mode === "codex" ? "main-job-codex" : undefined), fresh };
   const backend = backendFrom(process.env);
   for (const line of INTRO) log(line);
+  if (mode === "codex") for (const line of CODEX_INTRO) log(line);
   if (backend.kind === "vercel") {
     const scope = backend.teamId ? `, team ${backend.teamId}, project ${backend.projectId}` : "";
     log(`Vercel credentials found (${backend.auth}${scope}): the main job targets Vercel, not the emulator.`);
@@ -42,13 +53,14 @@ export async function runStartCommand(argv: string[], log: Log = (line) => proce
       ? {
           keep,
           reuse,
+          mode,
           live: status,
           log: (line) => {
             status.end();
             log(line);
           },
         }
-      : { log, keep, reuse },
+      : { log, keep, reuse, mode },
   );
   const unsubscribe = onInterrupt((signal) => {
     log(`${signal}: ending everything the main job started…`);

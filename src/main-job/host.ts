@@ -11,7 +11,8 @@ import type { AddressInfo } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
 import { type KeptWake, notificationKind, type VmConnection, type WakeOptions } from "../host/index.js";
 import { createHost, serve, type WakeEvent } from "../reference-host/index.js";
-import { HOST_WAKE_AHEAD_MS, SUSPEND_DEADLINE_MS } from "./scheduled.js";
+import { pollUntil } from "./poll.js";
+import { HOST_WAKE_AHEAD_MS, jsonOf, SUSPEND_DEADLINE_MS } from "./scheduled.js";
 import { SESSION_KEY } from "./topology.js";
 import { type GatewaySecrets, gatewayStart, openclaw, PROFILE_ID, SAMPLE_REPO } from "./vm1.js";
 
@@ -24,6 +25,13 @@ export interface HostOptions {
   secrets: GatewaySecrets;
   /** VM1's network policy, set again at every wake (the firewall rule that adds the model's key). */
   networkPolicy: WakeOptions["networkPolicy"];
+  /** Shell run before the gateway at every start (Codex mode: its approvals client). */
+  prelude?: string;
+  /**
+   * How a message reaches the agent: the gateway's OpenAI-compatible endpoint (default), or `chat.send` and the
+   * transcript, as the Control UI does (Codex mode: the compatible endpoint does not run a Codex-owned turn).
+   */
+  via?: "chat-completions" | "chat-send";
 }
 
 export interface Reply {
@@ -78,7 +86,7 @@ export class JobHost {
       messageSecret: this.messageSecret,
       connection: options.connection,
       vmName: options.vmName,
-      start: gatewayStart(options.port, options.secrets),
+      start: gatewayStart(options.port, options.secrets, options.prelude),
       networkPolicy: options.networkPolicy,
       ready: () => this.ready(),
       onSlept: (outcome) => {
@@ -174,17 +182,20 @@ export class JobHost {
     }
   }
 
+  /** A gateway call through the CLI on VM1 (the token in its environment); its JSON answer. */
+  private async call<T>(method: string, params: unknown, timeoutMs: number): Promise<T | undefined> {
+    const out = await openclaw(
+      await this.vm1(),
+      method,
+      ["gateway", "call", method, "--params", JSON.stringify(params), "--json", "--timeout", String(timeoutMs)],
+      { OPENCLAW_GATEWAY_TOKEN: this.options.secrets.gatewayToken },
+    );
+    return jsonOf<T>(out);
+  }
+
   /** Creates the conversation's session on a worktree of the sample repository and dispatches it to VM2's profile. */
   private async placeSession(): Promise<void> {
-    const vm1 = await this.vm1();
-    const env = { OPENCLAW_GATEWAY_TOKEN: this.options.secrets.gatewayToken };
-    const call = (method: string, params: unknown, timeoutMs: number) =>
-      openclaw(
-        vm1,
-        method,
-        ["gateway", "call", method, "--params", JSON.stringify(params), "--json", "--timeout", String(timeoutMs)],
-        env,
-      );
+    const call = (method: string, params: unknown, timeoutMs: number) => this.call(method, params, timeoutMs);
     await call(
       "sessions.create",
       { key: SESSION_KEY, worktree: true, cwd: SAMPLE_REPO, worktreeName: "main-job" },
@@ -194,7 +205,32 @@ export class JobHost {
     this.placed = true;
   }
 
-  private async chat(text: string): Promise<string> {
+  private chat(text: string): Promise<string> {
+    return this.options.via === "chat-send" ? this.chatSend(text) : this.chatCompletions(text);
+  }
+
+  /** `chat.send`, then waits for that run to end and answers the transcript's last assistant text. */
+  private async chatSend(text: string): Promise<string> {
+    const runId = `main-job-${randomBytes(8).toString("hex")}`;
+    await this.call("chat.send", { sessionKey: SESSION_KEY, message: text, idempotencyKey: runId }, 120_000);
+    await pollUntil(
+      "the agent's turn to end",
+      async () => {
+        const described = await this.call<{ session?: { status?: string; lastRunId?: string } }>(
+          "sessions.describe",
+          { key: SESSION_KEY },
+          60_000,
+        );
+        const session = described?.session;
+        return session?.lastRunId === runId && session.status !== "running" ? true : undefined;
+      },
+      900_000,
+    );
+    const history = await this.call<{ messages?: unknown[] }>("chat.history", { sessionKey: SESSION_KEY }, 60_000);
+    return lastAssistantText(history?.messages ?? []);
+  }
+
+  private async chatCompletions(text: string): Promise<string> {
     const response = await fetch(`${this.options.publicOrigin}/v1/chat/completions`, {
       method: "POST",
       headers: {
@@ -221,4 +257,21 @@ export class JobHost {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/** The text of the transcript's last assistant message (content as a string or as text parts). */
+export function lastAssistantText(messages: unknown[]): string {
+  for (const message of [...messages].reverse()) {
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+    if (role !== "assistant") continue;
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) {
+      const parts = content.flatMap((part) => {
+        const text = (part as { type?: unknown; text?: unknown })?.text;
+        return typeof text === "string" ? [text] : [];
+      });
+      if (parts.length > 0) return parts.join("\n");
+    }
+  }
+  return "";
 }

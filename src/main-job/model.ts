@@ -1,12 +1,13 @@
-// The main job's model: a scripted OpenAI-compatible chat-completions server (no real model, no key). Its one
-// script: when a user message says `run: <command>` and the request offers the `exec` tool, it calls `exec` with
-// that command; when the last message is the tool's result, it replies with that output. Anything else gets a
-// short text answer. It keeps counts only (no prompt is stored), and binds to the address it is given. Given an
+// The main job's model: a scripted OpenAI-compatible chat-completions server (no real model, no key); in Codex
+// mode the same server answers Codex's Responses API with responses.ts's script. The chat script: when a user
+// message says `run: <command>` and the request offers the `exec` tool, it calls `exec` with that command; when
+// the last message is the tool's result, it replies with that output. Anything else gets a short text answer. It keeps counts only (no prompt is stored), and binds to the address it is given. Given an
 // `apiKey`, it answers 401 to any request without `Authorization: Bearer <apiKey>` (VM1 never holds the key: the
 // host has the firewall add it on the way out, see wakeVm's `networkPolicy`).
 import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { answerResponses, decide, type Item, type Tool } from "./responses.js";
 
 type Message = { role?: string; content?: unknown };
 interface CompletionRequest {
@@ -123,6 +124,22 @@ export async function startScriptedModel(host: string, options: { apiKey?: strin
       refused++;
       res.writeHead(401, { "content-type": "application/json" });
       res.end('{"error":{"message":"missing or wrong API key","type":"invalid_request_error"}}');
+      return;
+    }
+    if (req.method === "POST" && req.url?.endsWith("/responses")) {
+      // Codex mode: Codex's app-server on VM1 speaks the Responses API (responses.ts holds its script).
+      let body: { input?: unknown; tools?: unknown };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as typeof body;
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"invalid JSON"}}');
+        return;
+      }
+      completions++;
+      const tools = Array.isArray(body.tools) ? (body.tools as Tool[]).flatMap((t) => (t?.name ? [t.name] : [])) : [];
+      const decision = decide(Array.isArray(body.input) ? (body.input as Item[]) : [], tools);
+      if (decision.call) toolCalls++;
+      answerResponses(res, decision);
       return;
     }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {

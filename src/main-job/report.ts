@@ -68,6 +68,8 @@ export interface Summary {
   modelKey: ModelKeyEvidence;
   /** With the rerun cache: what was reused (and its key) and what was built. */
   reuse?: string[];
+  /** Who the agent was and how its commands reached VM2 (one line). */
+  agent?: string;
 }
 
 export function modelKeyLine({ answered, refused, filesOnVm1, checkpoints }: ModelKeyEvidence): string {
@@ -86,6 +88,7 @@ export function summaryLines(summary: Summary): string[] {
     "Summary",
     ...summary.phases.map((p) => `  ${p.ok ? "✓" : "✗"} ${p.name.padEnd(width)} ${seconds(p.ms).padStart(8)}`),
     `  total ${seconds(summary.totalMs)}`,
+    ...(summary.agent ? [`  agent: ${summary.agent}`] : []),
     `  Vercel Sandbox API requests: ${summary.apiRequests}; sandboxes created: ${summary.sandboxesCreated}`,
     `  left behind: ${summary.sandboxesLeft} sandbox(es), ${summary.snapshotsLeft} snapshot(s)${summary.kept ? " (--keep)" : ""}`,
     ...(summary.reuse ?? []),

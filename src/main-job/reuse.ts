@@ -32,6 +32,8 @@ export interface PluginImageInputs extends ImageInputs {
   plugin: string;
   /** sha256 of the config written before the plugin install, its per-run origin left out. */
   baseConfig: string;
+  /** Codex mode: the Codex plugin installed from the registry beside it ("" in worker-turn mode). */
+  codex: string;
 }
 
 export interface CachedImage {

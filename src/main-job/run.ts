@@ -7,10 +7,12 @@ import { randomBytes, randomInt } from "node:crypto";
 import path from "node:path";
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { listCheckpoints } from "../host/index.js";
-import { createOwnedTempDir, redact } from "../infra/index.js";
+import { createOwnedTempDir, redact, registerSecret } from "../infra/index.js";
 import type { WakeEvent } from "../reference-host/index.js";
 import { type BasePlan, baseLine, frontOf, planBase, readyBases, seededStore } from "./base-reuse.js";
 import { openCache, type RerunCache } from "./cache.js";
+import { approvalsAllowed, approverLine, installCodex } from "./codex.js";
+import { CODEX_PLUGIN_SPEC } from "./codex-config.js";
 import {
   expectedProof,
   filesHolding,
@@ -25,9 +27,11 @@ import {
 } from "./evidence.js";
 import { JobHost, type Reply } from "./host.js";
 import { type LiveLine, plainLines, watchPhases } from "./live.js";
+import { RUN_PREFIX } from "./model.js";
 import { packPlugin } from "./package.js";
 import { pollUntil } from "./poll.js";
 import { closingNote, type Log, Progress, type SleepSplit, type Summary, seconds, summaryLines } from "./report.js";
+import { RUN_MARKER } from "./responses.js";
 import { type CachedBase, type ImagePlan, keptSnapshots, planImage, type ReuseRecord, reuseLine } from "./reuse.js";
 import {
   addScheduledJob,
@@ -41,9 +45,11 @@ import {
 import { type Services, startServices } from "./services.js";
 import { Teardown } from "./teardown.js";
 import {
+  type AgentMode,
   baseConfig,
   DEMO_TIMERS,
   GATEWAY_PORT,
+  gatewayVersionFor,
   jobConfigPatch,
   type Timers,
   vm1NetworkPolicy,
@@ -75,6 +81,8 @@ export interface MainJobOptions {
    * their key matches; `fresh` discards it first. Default: none (every run starts from nothing, as the spec does).
    */
   reuse?: { dir: string; fresh: boolean };
+  /** `codex`: Codex on VM1 runs its commands on VM2 by remote-exec (newest gateway with the Codex plugin). */
+  mode?: AgentMode;
 }
 
 export interface MessageOutcome extends Reply {
@@ -133,6 +141,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
   const progress = new Progress(log);
   const started = performance.now();
   const timers = options.timers ?? DEMO_TIMERS;
+  const mode = options.mode ?? "worker-turn";
   // Holds the API front's keys, the packed plugin and the emulator's data dir; removed last, or on exit.
   const jobDir = await createOwnedTempDir("vsb-main-job-");
   const tmp = jobDir.path;
@@ -157,6 +166,8 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       `scripted model ${services.model.baseUrl} (refuses requests without its key; VM1's firewall adds it)`,
     );
     const secrets = { gatewayToken: hex(), vercelToken: api.credentials.token, notifySecret: hex() };
+    // Redacted from every line the job prints (a gateway log tail included).
+    for (const secret of Object.values(secrets)) registerSecret(secret);
     const creates = () =>
       api.requests().filter((r) => r.method === "POST" && CREATE.test(r.path) && r.status < 300).length;
     const sandboxes = async () => (await Sandbox.list({ ...connection })).toArray();
@@ -184,7 +195,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
 
     const plugin = await progress.phase("Pack this checkout's plugin (npm pack)", () => packPlugin(tmp));
     progress.note(`${plugin.fileName}, ${Math.round(plugin.bytes.length / 1024)} KiB`);
-    const image = cache ? await vm1Image(progress, services, plugin, cache, next) : undefined;
+    const image = cache ? await vm1Image(progress, services, plugin, cache, next, mode) : undefined;
     const basePlan: BasePlan | undefined =
       cache &&
       planBase(cache.record, frontOf(services.front.url), { fresh: cache.fresh, available: services.api.restored });
@@ -202,6 +213,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       plugin,
       timers,
       teardown,
+      mode,
       image?.snapshotId,
       basePlan && "offer" in basePlan ? seededStore(basePlan.offer) : undefined,
     );
@@ -211,9 +223,16 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       const proof = `proof-${hex(4)}`;
       const [a, b] = [randomInt(10_000, 100_000), randomInt(10_000, 100_000)];
       const before = creates();
-      const prompt = `run: ${proofCommand(proof, a, b)}`;
+      const prompt = `${mode === "codex" ? `${RUN_MARKER} ` : RUN_PREFIX}${proofCommand(proof, a, b)}`;
       const sentAtMs = Date.now();
-      const reply = await host.message(prompt);
+      const reply = await host.message(prompt).catch(async (error: unknown) => {
+        // What VM1's gateway printed last says more than the refusal does.
+        const tail = await vm1
+          .sh(await host.vm1(), "read the gateway's output", `tail -n 30 ${vm1.GATEWAY_LOG} 2>/dev/null || true`)
+          .catch(() => "");
+        for (const line of tail.trim().split("\n").filter(Boolean)) progress.note(`gateway: ${line.slice(0, 400)}`);
+        throw error;
+      });
       const outcome = await locateProof(
         reply,
         { prompt, proof, expected: expectedProof(proof, a, b) },
@@ -360,6 +379,19 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
       .finally(() => phases3.stop());
     const stepsAfter = await workerSteps(await host.vm1());
     for (const step of stepsAfter.slice(stepsBefore.length)) progress.note(`VM2 ${step}`);
+    let agent = `OpenClaw's agent, its commands on VM2 by worker-turn (openclaw ${gatewayVersionFor(mode)})`;
+    if (mode === "codex") {
+      // Each remote-exec attempt launches Codex's managed exec-server on VM2 after an approval of its own (a
+      // worker-turn placement asks none): VM1's approvals client allowed each once.
+      const allowed = await approvalsAllowed(await host.vm1());
+      progress.note(`exec-server launches approved (allow-once): ${allowed}`);
+      if (allowed < messages.length) {
+        throw new Error(
+          `${allowed} exec-server launch(es) approved for ${messages.length} messages: not every command ran by remote-exec`,
+        );
+      }
+      agent = `Codex (app-server on VM1), its commands on VM2 by remote-exec (openclaw ${gatewayVersionFor(mode)}, ${CODEX_PLUGIN_SPEC}); ${allowed} exec-server launch(es) approved`;
+    }
     const afterWake = await gatewayInstance(publicOrigin, secrets.gatewayToken);
     const runs = await cronRuns(await host.vm1(), secrets.gatewayToken, jobId);
     const [marker] = await markerTimes(await host.vm1());
@@ -471,6 +503,7 @@ async function runMainJob(options: MainJobOptions, log: Log, teardown: Teardown)
           }
         : {}),
       kept: options.keep === true,
+      agent,
       modelKey,
       scheduledWake: scheduled,
     };
@@ -508,6 +541,7 @@ async function buildVm1(
   plugin: { fileName: string; bytes: Buffer },
   timers: Timers,
   teardown: Teardown,
+  mode: AgentMode,
   fromImage?: string,
   seedStore?: string,
 ) {
@@ -542,13 +576,15 @@ async function buildVm1(
     publicOrigin,
     secrets,
     networkPolicy,
+    ...(mode === "codex" ? { prelude: approverLine(GATEWAY_PORT), via: "chat-send" as const } : {}),
   });
   await host.start();
   teardown.add("stop the host", () => host.close());
   const logFile = VM1_LOG_FILE;
+  const version = gatewayVersionFor(mode);
   if (!fromImage) {
-    await progress.phase("VM1: npm install openclaw from the npm registry", () =>
-      vm1.installOpenClaw(box, services.front.caPem),
+    await progress.phase(`VM1: npm install openclaw@${version} from the npm registry`, () =>
+      vm1.installOpenClaw(box, services.front.caPem, version),
     );
   }
   const configure = fromImage
@@ -560,6 +596,7 @@ async function buildVm1(
     } else {
       await vm1.writeConfig(box, baseConfig({ port: GATEWAY_PORT, publicOrigin, logFile }));
       await vm1.installPlugin(box, plugin.bytes, plugin.fileName);
+      if (mode === "codex") await installCodex(box);
     }
     const { teamId, projectId } = services.api.credentials;
     const input = {
@@ -568,15 +605,16 @@ async function buildVm1(
       modelBaseUrl: services.model.baseUrl,
       apiUrl: services.front.url,
     };
-    const patch = jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile });
+    const patch = jobConfigPatch({ ...input, teamId, projectId, notifyUrl: host.notifyUrl, timers, logFile, mode });
     // The image's config names its builder's origin: this VM1's replaces it.
-    await vm1.patchConfig(box, fromImage ? { ...patch, gateway: { publicOrigin } } : patch);
+    await vm1.patchConfig(box, fromImage ? { ...patch, gateway: { ...patch.gateway, publicOrigin } } : patch);
     // The last run's base runtime images: the plugin reads its store at start and uses one only if its key matches.
     if (seedStore) await box.writeFiles([{ path: vm1.IMAGE_STORE, content: Buffer.from(seedStore) }]);
     await vm1.createSampleRepo(box);
   });
   await progress.phase("VM1: start the gateway", async () => {
-    await box.runCommand({ ...vm1.gatewayStart(GATEWAY_PORT, secrets), detached: true });
+    const prelude = mode === "codex" ? approverLine(GATEWAY_PORT) : "";
+    await box.runCommand({ ...vm1.gatewayStart(GATEWAY_PORT, secrets, prelude), detached: true });
     await pollUntil("the gateway on VM1 to be ready", () => host.ready(), 180_000);
   });
   return { box, host, publicOrigin };
@@ -596,6 +634,7 @@ async function vm1Image(
   plugin: { fileName: string; bytes: Buffer },
   cache: RerunCache,
   next: ReuseRecord,
+  mode: AgentMode,
 ): Promise<{ snapshotId: string; layers: ImageLayer[] }> {
   const options = { fresh: cache.fresh, available: services.api.restored };
   const layer = async (name: string, plan: ImagePlan, build: () => Promise<string>): Promise<ImageLayer> => {
@@ -612,15 +651,15 @@ async function vm1Image(
       ? l.plan.reuse
       : { key: l.plan.key, snapshotId: l.snapshotId, inputs, builtAt: new Date().toISOString() };
 
-  const gatewayInputs = gatewayImageInputs();
+  const gatewayInputs = gatewayImageInputs(mode);
   const gatewayPlan = planImage(cache.record?.gateway, gatewayInputs, options);
-  const gateway = await layer("VM1's gateway layer", gatewayPlan, () => buildGatewayImage(progress, services));
+  const gateway = await layer("VM1's gateway layer", gatewayPlan, () => buildGatewayImage(progress, services, mode));
   next.gateway = record(gateway, gatewayInputs);
   await cache.save(next);
-  const pluginInputs = pluginImageInputs(next.gateway.key, plugin.bytes);
+  const pluginInputs = pluginImageInputs(next.gateway.key, plugin.bytes, mode);
   const pluginPlan = planImage(cache.record?.vm1, pluginInputs, options);
   const top = await layer("VM1's plugin layer", pluginPlan, () =>
-    buildPluginImage(progress, services, plugin, gateway.snapshotId),
+    buildPluginImage(progress, services, plugin, gateway.snapshotId, mode),
   );
   next.vm1 = record(top, pluginInputs);
   await cache.save(next);

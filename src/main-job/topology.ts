@@ -2,9 +2,20 @@
 // VM1 runs the gateway on loopback; the outside (the host, VM2's node) reaches it only through VM1's exposed
 // port, https://<vm1>-<port>.vercel.run, which is also the gateway's public origin for node enrollment.
 import type { NetworkPolicy } from "@vercel/sandbox";
+import { CODEX_GATEWAY_VERSION, codexConfig } from "./codex-config.js";
 import { scriptedModelConfig } from "./model.js";
 
 export const OPENCLAW_VERSION = "2026.9.2";
+
+/**
+ * How the agent's commands reach VM2: OpenClaw's own agent by `worker-turn` on the pinned gateway (`npm start`), or
+ * Codex by `remote-exec` on the newest gateway with a matching Codex plugin (`npm start -- --codex`).
+ */
+export type AgentMode = "worker-turn" | "codex";
+
+export function gatewayVersionFor(mode: AgentMode): string {
+  return mode === "codex" ? CODEX_GATEWAY_VERSION : OPENCLAW_VERSION;
+}
 export const GATEWAY_PORT = 18789;
 export const PACKAGE_REGISTRY = "registry.npmjs.org";
 export const SESSION_KEY = "agent:main:main-job";
@@ -34,6 +45,8 @@ export interface GatewayConfigInput {
   notifyUrl: string;
   timers: Timers;
   logFile: string;
+  /** Default: worker-turn. */
+  mode?: AgentMode;
 }
 
 /** The base config written before the plugin is installed: a local gateway with token auth from the environment. */
@@ -74,20 +87,30 @@ export function jobConfigPatch(input: GatewayConfigInput) {
     wakeLead: WAKE_LEAD,
   };
   // No model key on VM1: its firewall adds it (vm1NetworkPolicy).
-  const model = scriptedModelConfig(input.modelBaseUrl, undefined, { key: "firewall" });
-  const agentDefaults = (model.agents as { defaults: Record<string, unknown> }).defaults;
+  const model = scriptedModelConfig(input.modelBaseUrl, undefined, { key: "firewall" }) as {
+    models: { providers: Record<string, unknown> };
+    agents: { defaults: Record<string, unknown> };
+  };
+  // Codex mode: Codex owns the agent's turns (its app-server on VM1 sends them to the same scripted model).
+  const codex = input.mode === "codex" ? codexConfig(input.modelBaseUrl) : undefined;
   // The gateway's own recurring jobs are off. Each is a cron job the host wakes VM1 for (the heartbeat every 30
   // minutes, the dreaming promotion daily at 03:00, the skill review weekly): one due between the sleep and the
   // job's would be VM1's first wake, and their model turns are none the scripted model answers.
   return {
-    ...model,
-    agents: { defaults: { ...agentDefaults, heartbeat: { every: "0m" } } },
+    ...(codex ? { gateway: codex.gateway } : {}),
+    models: { ...model.models, providers: { ...model.models.providers, ...codex?.models.providers } },
+    agents: { defaults: { ...model.agents.defaults, ...codex?.agents.defaults, heartbeat: { every: "0m" } } },
     skills: { workshop: { autonomous: { mode: "off" } } },
-    cloudWorkers: { profiles: { vsb: { provider: "vercel-sandbox", settings } } },
+    // Codex mode's gateway (2026.9.4) keeps a ready worker per project for the next session by default: the job's
+    // one conversation has one VM2, as seed 000's does (and the machine builds one VM2 at a time).
+    cloudWorkers: {
+      profiles: { vsb: { provider: "vercel-sandbox", settings, ...(codex ? { readyWorkers: 0 } : {}) } },
+    },
     plugins: {
       entries: {
         "vercel-sandbox": { config: { suspend } },
         "memory-core": { config: { dreaming: { enabled: false } } },
+        ...codex?.plugins.entries,
       },
     },
   };

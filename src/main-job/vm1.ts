@@ -43,13 +43,16 @@ export function gatewayEnv(secrets: GatewaySecrets): Record<string, string> {
   });
 }
 
-/** The gateway's start command: the first boot and every wake run the same one. */
-export function gatewayStart(port: number, secrets: GatewaySecrets) {
+/**
+ * The gateway's start command: the first boot and every wake run the same one. `prelude`: shell run before the
+ * gateway starts, with its environment (Codex mode starts its approvals client there).
+ */
+export function gatewayStart(port: number, secrets: GatewaySecrets, prelude = "") {
   return {
     cmd: "sh",
     args: [
       "-c",
-      `exec node ${OPENCLAW} gateway run --port ${port} --bind loopback --auth token >> ${GATEWAY_LOG} 2>&1`,
+      `${prelude}exec node ${OPENCLAW} gateway run --port ${port} --bind loopback --auth token >> ${GATEWAY_LOG} 2>&1`,
     ],
     env: gatewayEnv(secrets),
     cwd: ROOT,
@@ -78,8 +81,8 @@ export function openclaw(sandbox: Sandbox, label: string, args: string[], env: R
   return sh(sandbox, label, `node ${OPENCLAW} ${quoted}`, openclawEnv(env));
 }
 
-/** npm install of the pinned openclaw into the box (from the registry, through the sandbox's egress). */
-export async function installOpenClaw(sandbox: Sandbox, apiCaPem: string): Promise<void> {
+/** npm install of openclaw (the pinned one unless told) into the box (from the registry, through the sandbox's egress). */
+export async function installOpenClaw(sandbox: Sandbox, apiCaPem: string, version = OPENCLAW_VERSION): Promise<void> {
   await sandbox.writeFiles([{ path: `${ROOT}/api-ca.pem`, content: Buffer.from(apiCaPem) }]);
   await sh(
     sandbox,
@@ -90,7 +93,7 @@ export async function installOpenClaw(sandbox: Sandbox, apiCaPem: string): Promi
       `cat /etc/ssl/certs/ca-certificates.crt ${ROOT}/api-ca.pem > ${CA_BUNDLE}`,
       `cd ${APP}`,
       `echo '{"name":"vm1-gateway","private":true}' > package.json`,
-      `npm install --no-audit --no-fund --loglevel=error --cache ${ROOT}/tmp/npm-cache openclaw@${OPENCLAW_VERSION}`,
+      `npm install --no-audit --no-fund --loglevel=error --cache ${ROOT}/tmp/npm-cache openclaw@${version}`,
       // The download cache would only make every checkpoint of VM1 bigger.
       `rm -rf ${ROOT}/tmp/npm-cache`,
       `node ${OPENCLAW} --version`,

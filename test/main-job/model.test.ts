@@ -1,6 +1,7 @@
 // The main job's scripted model: its script (pure) and its wire format (a real server on loopback).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPLY_PREFIX, type ScriptedModel, scriptedAnswer, startScriptedModel } from "../../src/main-job/model.js";
+import { RUN_MARKER } from "../../src/main-job/responses.js";
 
 const exec = [{ type: "function", function: { name: "exec" } }];
 
@@ -73,5 +74,34 @@ describe("the server", () => {
     expect(body.choices[0]).toMatchObject({ message: { content: `${REPLY_PREFIX}\nout` }, finish_reason: "stop" });
     expect((await fetch(`${model.baseUrl}/models`)).status).toBe(404);
     expect((await fetch(`${model.baseUrl}/chat/completions`, { method: "POST", body: "{" })).status).toBe(400);
+  });
+
+  it("answers Codex's Responses API (Codex mode) with the codex-run script, as Server-Sent Events", async () => {
+    const before = model.toolCalls();
+    const response = await fetch(`${model.baseUrl}/responses`, {
+      method: "POST",
+      body: JSON.stringify({
+        input: [{ type: "message", role: "user", content: [{ type: "input_text", text: `${RUN_MARKER} uname -a` }] }],
+        tools: [{ type: "function", name: "exec_command" }],
+      }),
+    });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const events = (await response.text())
+      .split("\n\n")
+      .filter(Boolean)
+      .map((e) => JSON.parse(e.split("\n")[1]!.slice("data: ".length)) as { type: string; item?: unknown });
+    expect(events.map((e) => e.type)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    expect(events[2]!.item).toMatchObject({
+      type: "function_call",
+      name: "exec_command",
+      arguments: JSON.stringify({ cmd: "uname -a", yield_time_ms: 30_000 }),
+    });
+    expect(model.toolCalls()).toBe(before + 1);
+    expect((await fetch(`${model.baseUrl}/responses`, { method: "POST", body: "[" })).status).toBe(400);
   });
 });

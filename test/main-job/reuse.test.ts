@@ -28,6 +28,7 @@ const pluginOf = (gateway: GatewayImageInputs, plugin = "a".repeat(64)): PluginI
   gateway: imageKey(gateway),
   plugin,
   baseConfig: "b".repeat(64),
+  codex: "",
 });
 const cachedOf = (inputs: ImageInputs, snapshotId: string): CachedImage => ({
   key: imageKey(inputs),

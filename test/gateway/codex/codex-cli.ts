@@ -1,7 +1,6 @@
 // The Codex CLI the Codex specs drive: `@openai/codex` at the version `@openclaw/codex` 2026.9.5 pins, installed
 // once from the registry into .cache/codex-cli/<version> (its own small npm project with the repo's .npmrc, so
 // release age and strict install scripts stay on; the package has none), never into the root node_modules.
-// Also the `-c` overrides that point Codex at a scripted Responses server and keep it offline.
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../openclaw.js";
@@ -9,8 +8,6 @@ import { installStaged } from "../staged-install.js";
 
 /** The `@openai/codex` that `@openclaw/codex@2026.9.5` depends on (its package.json). */
 export const CODEX_CLI_VERSION = "0.154.0";
-/** The model provider id the overrides define. */
-export const SCRIPTED_PROVIDER = "scripted";
 
 function prefixOf(version: string): string {
   return path.join(REPO_ROOT, ".cache", "codex-cli", version);
@@ -46,23 +43,4 @@ export async function ensureCodexCli(version = CODEX_CLI_VERSION): Promise<strin
     complete: (dir) => existsSync(nativeBinary(dir)),
   });
   return nativeBinary(prefix);
-}
-
-/**
- * Codex `-c` overrides (and flags) that send every model request to `baseUrl` (a scripted Responses server) with
- * no key and no login, and keep Codex off the network otherwise (no plugins sync, no analytics). `openaiBaseUrl`
- * also points Codex's built-in `openai` provider there, for a caller (OpenClaw's harness) that names it.
- */
-export function scriptedCodexArgs(baseUrl: string): string[] {
-  const provider = `{name="${SCRIPTED_PROVIDER}",base_url="${baseUrl}",wire_api="responses"}`;
-  return [
-    "-c",
-    `model_provider="${SCRIPTED_PROVIDER}"`,
-    "-c",
-    `model_providers.${SCRIPTED_PROVIDER}=${provider}`,
-    "-c",
-    `openai_base_url="${baseUrl}"`,
-    "-c",
-    "analytics.enabled=false",
-  ];
 }

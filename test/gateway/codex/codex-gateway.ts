@@ -4,23 +4,17 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CODEX_PLUGIN_SPEC, codexConfig } from "../../../src/main-job/codex-config.js";
 import type { GatewayHarness } from "../gateway-harness.js";
 import { ChildProcesses } from "../processes.js";
 import { waitFor } from "../wait.js";
-import { scriptedCodexArgs } from "./codex-cli.js";
 
-/**
- * The newest gateway whose matching @openclaw/codex can bootstrap a cloud node. Not 2026.9.5: its core packs a
- * registry-installed plugin for the node skipping every dot-entry, and @openclaw/codex@2026.9.5 keeps its
- * chunks in `dist/.setup/`, so core refuses the node distribution ("incomplete built import closure").
- * @openclaw/codex@2026.9.4 ships flat chunks.
- */
-export const CODEX_GATEWAY_VERSION = "2026.9.4";
-export const CODEX_PLUGIN_SPEC = `@openclaw/codex@${CODEX_GATEWAY_VERSION}`;
-/** The node command Codex's remote-exec placement needs (the gateway must allow it explicitly). */
-export const EXEC_SERVER_COMMAND = "codex.exec-server.stdio.v1";
-/** The agent model: an OpenAI ref whose runtime is pinned to Codex; Codex itself sends it to the scripted server. */
-export const CODEX_MODEL = "openai/gpt-6-astra";
+export {
+  CODEX_GATEWAY_VERSION,
+  CODEX_MODEL,
+  CODEX_PLUGIN_SPEC,
+  EXEC_SERVER_COMMAND,
+} from "../../../src/main-job/codex-config.js";
 
 /**
  * Readies a gateway (not yet started) for Codex remote-exec: @openclaw/codex from the registry (core carries a
@@ -52,22 +46,14 @@ export async function prepareCodexGateway(gw: GatewayHarness, apiKey: string): P
 
 /** Gateway config for Codex turns against `baseUrl` (a scripted Responses server on the gateway's loopback). */
 export function codexGatewayConfig(baseUrl: string): Record<string, unknown> {
+  const codex = codexConfig(baseUrl);
   return {
+    ...codex,
     gateway: {
       // The test host's pairing settings (test-host.ts) plus the exec-server command allowance.
-      nodes: { pairing: { sshVerify: false, autoApproveLocal: false }, commands: { allow: [EXEC_SERVER_COMMAND] } },
+      nodes: { pairing: { sshVerify: false, autoApproveLocal: false }, commands: codex.gateway.nodes.commands },
       http: { endpoints: { chatCompletions: { enabled: true } } },
     },
-    plugins: {
-      entries: {
-        codex: {
-          enabled: true,
-          config: { appServer: { args: [...scriptedCodexArgs(baseUrl), "app-server", "--listen", "stdio://"] } },
-        },
-      },
-    },
-    models: { providers: { openai: { agentRuntime: { id: "codex" } } } },
-    agents: { defaults: { model: CODEX_MODEL } },
   };
 }
 

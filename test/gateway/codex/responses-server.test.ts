@@ -7,9 +7,10 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scriptedCodexArgs } from "../../../src/main-job/codex-config.js";
 import { ChildProcesses } from "../processes.js";
 import { waitFor } from "../wait.js";
-import { ensureCodexCli, scriptedCodexArgs } from "./codex-cli.js";
+import { ensureCodexCli } from "./codex-cli.js";
 import {
   decide,
   MAX_POLLS,
