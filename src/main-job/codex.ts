@@ -14,7 +14,8 @@ export const APPROVER_LOG = `${ROOT}/logs/approvals.jsonl`;
 /**
  * VM1's approvals client: core denies a critical exec-server approval at once ("no-approval-route") unless an
  * operator client that delivers approvals is connected. It waits for the gateway, connects on loopback with the
- * token from its environment (never argv or disk), allows each requested launch once, and logs it.
+ * token from its environment (never argv or disk), allows each plugin approval requested once (in this job, only
+ * Codex's exec-server launches ask), and logs it.
  */
 const APPROVER_SCRIPT = `import { appendFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";

@@ -29,7 +29,7 @@ export interface HostOptions {
   prelude?: string;
   /**
    * How a message reaches the agent: the gateway's OpenAI-compatible endpoint (default), or `chat.send` and the
-   * transcript, as the Control UI does (Codex mode: the compatible endpoint does not run a Codex-owned turn).
+   * transcript, as the Control UI does (Codex mode: the compatible endpoint answered 500 for its session on 2026.9.4).
    */
   via?: "chat-completions" | "chat-send";
 }
