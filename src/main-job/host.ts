@@ -195,13 +195,12 @@ export class JobHost {
 
   /** Creates the conversation's session on a worktree of the sample repository and dispatches it to VM2's profile. */
   private async placeSession(): Promise<void> {
-    const call = (method: string, params: unknown, timeoutMs: number) => this.call(method, params, timeoutMs);
-    await call(
+    await this.call(
       "sessions.create",
       { key: SESSION_KEY, worktree: true, cwd: SAMPLE_REPO, worktreeName: "main-job" },
       120_000,
     );
-    await call("sessions.dispatch", { key: SESSION_KEY, profileId: PROFILE_ID }, 1_500_000);
+    await this.call("sessions.dispatch", { key: SESSION_KEY, profileId: PROFILE_ID }, 1_500_000);
     this.placed = true;
   }
 

@@ -1,13 +1,14 @@
 // The main job's model: a scripted OpenAI-compatible chat-completions server (no real model, no key); in Codex
 // mode the same server answers Codex's Responses API with responses.ts's script. The chat script: when a user
 // message says `run: <command>` and the request offers the `exec` tool, it calls `exec` with that command; when
-// the last message is the tool's result, it replies with that output. Anything else gets a short text answer. It keeps counts only (no prompt is stored), and binds to the address it is given. Given an
-// `apiKey`, it answers 401 to any request without `Authorization: Bearer <apiKey>` (VM1 never holds the key: the
-// host has the firewall add it on the way out, see wakeVm's `networkPolicy`).
+// the last message is the tool's result, it replies with that output. Anything else gets a short text answer. It
+// keeps counts only (no prompt is stored), and binds to the address it is given. Given an `apiKey`, it answers 401
+// to any request without `Authorization: Bearer <apiKey>` (VM1 never holds the key: the host has the firewall add
+// it on the way out, see wakeVm's `networkPolicy`).
 import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { answerResponses, decide, type Item, type Tool } from "./responses.js";
+import { answerResponses, decideRequest } from "./responses.js";
 
 type Message = { role?: string; content?: unknown };
 interface CompletionRequest {
@@ -136,8 +137,7 @@ export async function startScriptedModel(host: string, options: { apiKey?: strin
         return;
       }
       completions++;
-      const tools = Array.isArray(body.tools) ? (body.tools as Tool[]).flatMap((t) => (t?.name ? [t.name] : [])) : [];
-      const decision = decide(Array.isArray(body.input) ? (body.input as Item[]) : [], tools);
+      const { decision } = decideRequest(body);
       if (decision.call) toolCalls++;
       answerResponses(res, decision);
       return;

@@ -38,6 +38,15 @@ function outputOf(item: Item): string {
   return textOf(item.output);
 }
 
+/** A Responses request body's answer, and the function tool names it offered. */
+export function decideRequest(body: { input?: unknown; tools?: unknown }): {
+  tools: string[];
+  decision: ReturnType<typeof decide>;
+} {
+  const tools = Array.isArray(body.tools) ? (body.tools as Tool[]).flatMap((t) => (t?.name ? [t.name] : [])) : [];
+  return { tools, decision: decide(Array.isArray(body.input) ? (body.input as Item[]) : [], tools) };
+}
+
 /** What to answer: a tool call for the newest unanswered `codex-run:` / `codex-stream:`, else a closing message. */
 export function decide(
   input: Item[],

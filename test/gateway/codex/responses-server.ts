@@ -2,7 +2,7 @@
 // answers; every request is recorded (path, headers, the tool names offered, the tool call made) for the test.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { answerResponses, decide, type Item, readJson, type Tool } from "../../../src/main-job/responses.js";
+import { answerResponses, decideRequest, readJson } from "../../../src/main-job/responses.js";
 
 export {
   decide,
@@ -52,9 +52,8 @@ export async function startResponsesServer(host = "127.0.0.1"): Promise<Response
     }
     readJson(req).then(
       (body) => {
-        const tools = Array.isArray(body.tools) ? (body.tools as Tool[]).flatMap((t) => (t?.name ? [t.name] : [])) : [];
+        const { tools, decision } = decideRequest(body);
         entry.tools = tools;
-        const decision = decide(Array.isArray(body.input) ? (body.input as Item[]) : [], tools);
         if (decision.call) entry.toolCall = { name: decision.call.name, arguments: decision.call.args };
         if (decision.toolOutput !== undefined) entry.toolOutput = decision.toolOutput;
         answerResponses(res, decision);
