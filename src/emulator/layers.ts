@@ -13,9 +13,9 @@
 //   a sibling sandbox standing on it.
 // - Lifetime: a deleted (or expired) snapshot's layer stays while a sandbox or a live snapshot stands on it;
 //   `sweepLayers` (mark and sweep from the registry's sandboxes and live snapshots) removes it once none does.
-//   A persistent sandbox's stop freezes its layer the same way (Vercel snapshots it then), with no snapshot
-//   record (`snapshots/layer_…`, the registry's `unrecordedLayers`): its later forks stand on it. It is swept the
-//   same way, as is a restored chain's layer whose own snapshot was not restored (persisted-snapshots.ts).
+//   A persistent sandbox's stop is a snapshot like any other (Vercel takes one then). A restored chain's layer
+//   whose own snapshot was not restored (persisted-snapshots.ts) has no record (the registry's
+//   `unrecordedLayers`) and is swept the same way.
 //   The registry lives in memory and the data dir goes with the emulator (data-dir.ts), so nothing outlives it.
 // - Depth: a chain longer than MAX_LAYERS is flattened into one new layer (a host-side merge that keeps
 //   whiteouts and opaque directories, as the overlay reads them), which costs a copy once per MAX_LAYERS snapshots.

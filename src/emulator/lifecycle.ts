@@ -1,7 +1,7 @@
 // Sandbox and session lifecycle: boot (fresh, from a snapshot, or resuming the sandbox's own
-// layer), stop (kill the namespace; also on session timeout, as Vercel does; a persistent sandbox's layer is
-// frozen then, as Vercel snapshots it), snapshot (stop,
-// then freeze the sandbox's upper layer, layers.ts), a fork's layers, and delete. The SDK's auto-resume relies
+// layer), stop (kill the namespace; also on session timeout, as Vercel does; a persistent sandbox is snapshotted
+// then, as Vercel does), snapshot (stop, then freeze the sandbox's upper layer, layers.ts), a fork's layers, and
+// delete. The SDK's auto-resume relies
 // on stopped sessions answering 410 and on `get?resume=true` booting a new session, which starts here.
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -130,7 +130,6 @@ export class Lifecycle {
     const layout = sandboxLayout(sandbox.dir);
     const snap = this.registry.liveSnapshot(snapshotId);
     sandbox.lowers = snap ? [...snap.layers] : [];
-    sandbox.stopFrozen = false;
     if (snap) snap.lastUsedAt = Date.now();
     // The boot that follows makes the fresh layer dirs (prepareLayers).
     await Promise.all([layout.fs, layout.work, layout.layers].map((d) => rm(d, { recursive: true, force: true })));
@@ -138,10 +137,10 @@ export class Lifecycle {
   }
 
   /**
-   * A fork's layers when its persistent source has no live snapshot newer than its last stop (sandboxes.ts
-   * `forkSandbox`): its files as its last stop left them, which is its chain of frozen layers (`stopKeeping`), or,
-   * never stopped, its base environment. Shared, never copied: running or stopped, the source goes on over its own
-   * upper layer, the fork over a fresh one. A stopped source whose stop has not been frozen yet is frozen here.
+   * A fork's layers when its persistent source has no live current snapshot (sandboxes.ts `forkSandbox`): never
+   * stopped nor snapshotted, its base environment; its current snapshot deleted, its files as that snapshot left
+   * them. Shared, never copied: the source goes on over its own upper layer, the fork over a fresh one. A stopped
+   * source whose stop snapshot is not taken yet (a timeout's stop in flight) is snapshotted here first.
    */
   forkLayer(from: SandboxRecord, to: SandboxRecord): Promise<void> {
     return this.exclusive(from, async () => {
@@ -149,44 +148,59 @@ export class Lifecycle {
       if (current?.stopping) await current.stopping;
       await rm(sandboxLayout(to.dir).fs, { recursive: true, force: true });
       await mkdir(to.dir, { recursive: true });
-      if (from.persistent && current?.status !== "running" && current?.status !== "pending") {
-        await this.freezeUpper(from);
-      }
+      if (current && this.owesStopSnapshot(from, current)) await this.snapshotAtStop(from, current);
       to.lowers = [...(from.lowers ?? [])];
     });
   }
 
   /**
    * A stop that keeps the sandbox: the API's, its timeout's, its holder's end. Vercel snapshots a persistent
-   * sandbox at such a stop, and that snapshot is what a fork of it starts from; the emulator records no snapshot
-   * but freezes the sandbox's upper layer the same way (moved, no copy), so the sandbox resumes over it under a
-   * fresh upper layer, and a fork, even one of the sandbox running again, gets its files as this stop left them.
+   * sandbox at such a stop; so does the emulator (`snapshotAtStop`), and answers that snapshot (undefined when the
+   * sandbox is not persistent, the session was already stopped or snapshotted, or a later transition decided).
    */
-  async stopKeeping(session: SessionRecord): Promise<void> {
+  async stopKeeping(session: SessionRecord): Promise<SnapshotRecord | undefined> {
     await this.stop(session);
     const sandbox = this.registry.sandboxes.get(session.sandboxName);
-    if (!sandbox?.persistent || sandbox.currentSessionId !== session.id) return;
-    await this.exclusive(sandbox, async () => {
+    if (!sandbox?.persistent || sandbox.currentSessionId !== session.id) return undefined;
+    return this.exclusive(sandbox, async () => {
       // Resumed, snapshotted, restored or deleted meanwhile: that transition decided the layers.
-      if (this.registry.sandboxes.get(sandbox.name) !== sandbox || sandbox.currentSessionId !== session.id) return;
-      if (session.status !== "stopped" || session.snapshottedAt !== undefined || sandbox.pendingRestore) return;
-      await this.freezeUpper(sandbox);
+      if (this.registry.sandboxes.get(sandbox.name) !== sandbox) return undefined;
+      if (!this.owesStopSnapshot(sandbox, session)) return undefined;
+      return this.snapshotAtStop(sandbox, session);
     });
   }
 
+  /** Whether the sandbox's stopped current session still owes the snapshot Vercel takes at a persistent stop. */
+  private owesStopSnapshot(sandbox: SandboxRecord, session: SessionRecord): boolean {
+    return (
+      sandbox.persistent &&
+      sandbox.currentSessionId === session.id &&
+      session.status === "stopped" &&
+      session.snapshottedAt === undefined &&
+      !sandbox.pendingRestore
+    );
+  }
+
   /**
-   * Freezes a stopped persistent sandbox's upper layer into a layer with no snapshot record (`snapshots/layer_…`,
-   * held by `registry.unrecordedLayers` until no sandbox stands on it, `sweep`); an empty one stays as it is. From
-   * then on its chain is its files as its last stop left them (`stopFrozen`).
+   * The snapshot of a persistent sandbox's stop, as Vercel takes it: listed, counted by `keepLastSnapshots`, the
+   * sandbox's `currentSnapshotId` (its next session and its forks start from it), with the sandbox's default
+   * expiration. Its layer is the session's upper layer, moved (no copy); an empty upper layer adds none (the
+   * snapshot stands on the sandbox's chain as it is).
    */
-  private async freezeUpper(sandbox: SandboxRecord): Promise<void> {
+  private async snapshotAtStop(sandbox: SandboxRecord, session: SessionRecord): Promise<SnapshotRecord> {
+    const id = newId("snap");
+    const dir = path.join(this.dataDir, "snapshots", id);
     const upper = path.join(sandboxLayout(sandbox.dir).fs, "upper");
+    let layers: LayerRef[];
     if (existsSync(upper) && (await readdir(upper)).length > 0) {
-      const id = newId("layer");
-      this.registry.unrecordedLayers.add(path.join("snapshots", id));
-      await this.freeze(sandbox, path.join(this.dataDir, "snapshots", id));
+      layers = await this.freeze(sandbox, dir);
+    } else {
+      await mkdir(dir, { recursive: true });
+      layers = [...(sandbox.lowers ?? [])];
     }
-    sandbox.stopFrozen = true;
+    const snap = await this.record(sandbox, session, id, dir, layers);
+    snap.atStop = true;
+    return snap;
   }
 
   /**
@@ -424,7 +438,18 @@ export class Lifecycle {
     await this.stop(session, "snapshotting");
     const id = newId("snap");
     const dir = path.join(this.dataDir, "snapshots", id);
-    const layers = await this.freeze(sandbox, dir);
+    return this.record(sandbox, session, id, dir, await this.freeze(sandbox, dir), expiration);
+  }
+
+  /** Lists a snapshot of the session's files (the chain `layers`), makes it current when persistent, evicts. */
+  private async record(
+    sandbox: SandboxRecord,
+    session: SessionRecord,
+    id: string,
+    dir: string,
+    layers: LayerRef[],
+    expiration?: number,
+  ): Promise<SnapshotRecord> {
     const now = Date.now();
     const ttl = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION;
     const snap: SnapshotRecord = {
@@ -444,7 +469,6 @@ export class Lifecycle {
     };
     this.registry.snapshots.set(id, snap);
     session.snapshottedAt = now;
-    sandbox.stopFrozen = false;
     if (sandbox.persistent) sandbox.currentSnapshotId = id;
     await this.evict(sandbox);
     await this.sweep();

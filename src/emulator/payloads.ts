@@ -129,7 +129,8 @@ export function snapshotPayload(s: SnapshotRecord): Json {
     updatedAt: s.updatedAt,
     expiresAt: s.expiresAt,
     parentId: s.parentId,
-    creationMethod: "manual",
+    // The value Vercel gives a stop's snapshot is not documented: left out rather than made up.
+    creationMethod: s.atStop ? undefined : "manual",
   });
 }
 

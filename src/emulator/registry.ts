@@ -43,8 +43,6 @@ export interface SandboxRecord {
   idBase: number;
   /** Frozen layers (top first) under its own upper layer: its last snapshot's, or its source's (layers.ts). */
   lowers?: LayerRef[];
-  /** `lowers` are its files as its last stop left them, newer than its current snapshot (lifecycle.ts `stopKeeping`). */
-  stopFrozen?: boolean;
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
   /** The last of its layer transitions (a resume's boot, a snapshot, a fork's copy), each run after the one before (lifecycle.ts). */
@@ -92,6 +90,8 @@ export interface SnapshotRecord {
   expiresAt?: number;
   lastUsedAt?: number;
   parentId?: string;
+  /** Taken by a persistent sandbox's stop (lifecycle.ts `stopKeeping`), not asked for. */
+  atStop?: boolean;
   /** `snapshots/<id>`: holds its own frozen layer, kept after a delete while a chain stands on it (layers.ts). */
   dir: string;
   /** The id range of its own layer's owners (its sandbox's). */
@@ -122,8 +122,8 @@ export class Registry {
   readonly sessions = new Map<string, SessionRecord>();
   readonly snapshots = new Map<string, SnapshotRecord>();
   /**
-   * Homes of frozen layers that no snapshot record holds, until swept: a fork's (`snapshots/layer_…`, lifecycle.ts
-   * `forkLayer`) and a restored chain's whose own snapshot was not restored (persisted-snapshots.ts).
+   * Homes of frozen layers that no snapshot record holds, until swept: a restored chain's whose own snapshot was
+   * not restored (persisted-snapshots.ts).
    */
   readonly unrecordedLayers = new Set<string>();
   /** Per sandbox name, the tail of the chain of create/delete/fork calls holding that name. */

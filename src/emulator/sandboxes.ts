@@ -134,10 +134,10 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
 
 /**
  * S6: POST /v2/sandboxes/{source}/fork. As the SDK documents it, the fork starts from the source's current
- * snapshot; without one, from its base environment. A persistent sandbox's current snapshot is the one Vercel
- * takes at each stop: the emulator freezes the sandbox's layer at each stop instead (lifecycle.ts `stopKeeping`),
- * so such a source's fork starts from its files as its last stop left them, whether it runs again or not, and
- * from its last snapshot or its base environment when no stop came after them. A sandbox that is not persistent
+ * snapshot; without one, from its base environment. A persistent sandbox's current snapshot is its last
+ * snapshot, the one Vercel takes at each stop included (lifecycle.ts `stopKeeping`), so such a source's fork starts
+ * from its files as its last stop or snapshot left them, whether it runs again or not; never stopped nor
+ * snapshotted (or its current snapshot deleted), from its own chain (lifecycle.ts `forkLayer`). A sandbox that is not persistent
  * keeps nothing past a stop, so its fork starts from its base environment: the snapshot it was created from, or
  * the image.
  */
@@ -154,7 +154,7 @@ export async function forkSandbox(ctx: Ctx): Promise<void> {
     sandbox.image = source.image;
     const snap = ctx.registry.liveSnapshot(source.currentSnapshotId);
     sandbox.baseSnapshotId = snap?.id ?? source.baseSnapshotId;
-    if (source.persistent && (source.stopFrozen || !snap)) {
+    if (source.persistent && !snap) {
       await bootNew(ctx, sandbox, undefined, source);
       return;
     }

@@ -1,4 +1,5 @@
-// Session endpoints E1–E7. Stop is idempotent (the SDK does not wrap it in auto-resume);
+// Session endpoints E1–E7. Stop is idempotent (the SDK does not wrap it in auto-resume) and, for a persistent
+// sandbox, answers the snapshot it took (lifecycle.ts `stopKeeping`);
 // extend-timeout re-arms the timer that stops the session when its lifetime ends; the
 // network policy is recorded and echoed in the legacy shape and enforced (see isolation.ts:
 // the egress proxy reads it per connection, commands pick their namespace at start);
@@ -39,10 +40,11 @@ export async function listSessions(ctx: Ctx): Promise<void> {
 export async function stopSession(ctx: Ctx): Promise<void> {
   const session = sessionOr404(ctx, ctx.params[0]);
   await readJson(ctx.req);
-  await ctx.lifecycle.stopKeeping(session);
+  const snapshot = await ctx.lifecycle.stopKeeping(session);
   const sandbox = sandboxOf(ctx, session.sandboxName);
   const body: Record<string, unknown> = { session: sessionPayload(session) };
   if (sandbox) body.sandbox = sandboxPayload(sandbox, ctx.registry.sessions.get(sandbox.currentSessionId));
+  if (snapshot) body.snapshot = snapshotPayload(snapshot);
   sendJson(ctx.res, 200, body);
 }
 

@@ -96,7 +96,8 @@ describe.each(SDKS)("layered snapshots with SDK %s", (_version, { Sandbox, Snaps
     await user.stop();
     expect((await sh(user, "cat /vercel/sandbox/kept.txt")).out).toBe("kept");
     expect(existsSync(frozen(snapshot.snapshotId))).toBe(true);
-    await user.delete();
+    // Its stop's snapshot stands on the chain too, until deleted with it.
+    await user.delete({ deleteOrphanSnapshots: true });
     expect(existsSync(path.join(dataDir, "snapshots", snapshot.snapshotId))).toBe(false);
   });
 
@@ -120,29 +121,28 @@ describe.each(SDKS)("layered snapshots with SDK %s", (_version, { Sandbox, Snaps
     const seen = await sh(last, "cd /vercel/sandbox && ls && cat one.txt two.txt && stat -c %u one.txt two.txt");
     expect(seen.out).toBe("one.txt\ntwo.txt\none1b\ntwo1000\n1000\n");
     expect(existsSync(frozen(s1.snapshotId))).toBe(true);
-    for (const box of [middle, last]) await box.delete();
+    for (const box of [middle, last]) await box.delete({ deleteOrphanSnapshots: true });
     await s2.delete();
     expect(existsSync(path.join(dataDir, "snapshots", s1.snapshotId))).toBe(false);
     expect(existsSync(path.join(dataDir, "snapshots", s2.snapshotId))).toBe(false);
   });
 });
 
-describe("forks of a sandbox without a snapshot (latest SDK)", () => {
-  const { Sandbox } = SDKS[1]![1];
-  const forkLayers = async () => (await readdir(path.join(dataDir, "snapshots"))).filter((d) => d.startsWith("layer_"));
+describe("a persistent sandbox's stop and its forks (latest SDK)", () => {
+  const { Sandbox, Snapshot } = SDKS[1]![1];
 
-  it("a persistent source's stop freezes its layer, not copied: it and its fork go on over it, and it goes with the last", async () => {
+  it("a persistent source's stop is a snapshot of its layer, not copied: it and its fork go on over it, kept until deleted", async () => {
     const source = await Sandbox.create(connect(api));
     expect((await sh(source, "dd if=/dev/zero of=/vercel/sandbox/big bs=1M count=8 status=none", true)).code).toBe(0);
     await source.writeFiles([{ path: "mine.txt", content: Buffer.from("original") }]);
     const before = await stat(path.join(await upperOf(source.name), SANDBOX_FILE, "big"));
-    const known = await forkLayers();
-    await source.stop();
-    const added = (await forkLayers()).filter((d) => !known.includes(d));
-    expect(added).toHaveLength(1);
+    const stopped = await source.stop();
+    const stopSnapshot = stopped.snapshot?.id;
+    expect(stopSnapshot).toMatch(/^snap_/);
+    expect(source.currentSnapshotId).toBe(stopSnapshot);
     const fork = await Sandbox.fork({ ...connect(api), sourceSandbox: source.name });
-    expect((await forkLayers()).filter((d) => !known.includes(d))).toEqual(added);
-    const layer = path.join(dataDir, "snapshots", added[0]!, "fs", "upper");
+    expect(fork.sourceSnapshotId).toBe(stopSnapshot);
+    const layer = frozen(stopSnapshot!);
     expect((await stat(path.join(layer, SANDBOX_FILE, "big"))).ino).toBe(before.ino);
     for (const box of [source, fork]) {
       expect(existsSync(path.join(await upperOf(box.name), SANDBOX_FILE, "big"))).toBe(false);
@@ -156,9 +156,11 @@ describe("forks of a sandbox without a snapshot (latest SDK)", () => {
     expect(await readFile(path.join(layer, SANDBOX_FILE, "mine.txt"), "utf8")).toBe("original");
     expect((await sh(source, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
     await source.delete();
-    expect((await sh(fork, "stat -c %s /vercel/sandbox/big")).out).toBe(`${8 * 1024 * 1024}\n`);
     await fork.delete();
-    expect(existsSync(path.join(dataDir, "snapshots", added[0]!))).toBe(false);
+    // As on Vercel, the stop's snapshot outlives its sandbox; its layer goes once the snapshot is deleted.
+    expect(existsSync(layer)).toBe(true);
+    await (await Snapshot.get({ ...connect(api), snapshotId: stopSnapshot! })).delete();
+    expect(existsSync(path.join(dataDir, "snapshots", stopSnapshot!))).toBe(false);
   });
 
   it("a running persistent source gives its files as its last stop left them, or, never stopped, its base environment", async () => {

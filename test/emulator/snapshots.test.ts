@@ -64,6 +64,72 @@ describe.each(SDKS)("snapshots with SDK %s", (_version, { Sandbox, Snapshot, API
     await sandbox.delete();
   });
 
+  it("a persistent sandbox's stop takes a snapshot: answered, listed, current, restored by the next session", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create(connect(api));
+    await sandbox.writeFiles([{ path: "kept.txt", content: Buffer.from("at stop") }]);
+    const stopped = await sandbox.stop();
+    const id = stopped.snapshot?.id;
+    expect(id).toMatch(/^snap_/);
+    expect(stopped.snapshot?.sourceSessionId).toBe(stopped.id);
+    expect(sandbox.currentSnapshotId).toBe(id);
+    expect((await Sandbox.get({ ...connect(api), name: sandbox.name })).currentSnapshotId).toBe(id);
+    const got = await Snapshot.get({ ...connect(api), snapshotId: id! });
+    expect(got.status).toBe("created");
+    expect(got.expiresAt!.getTime() - got.createdAt.getTime()).toBe(30 * 24 * 3600 * 1000);
+    // A second stop of the stopped session takes no other snapshot.
+    expect((await sandbox.stop()).snapshot).toBeUndefined();
+    const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
+    expect(listed.map((s: { id: string }) => s.id)).toEqual([id]);
+    // The next session boots from it; a sandbox created from it has the files as the stop left them.
+    expect(await (await sandbox.runCommand("cat", ["kept.txt"])).stdout()).toBe("at stop");
+    expect(sandbox.sourceSnapshotId).toBe(id);
+    const copy = await Sandbox.create({ ...connect(api), source: { type: "snapshot", snapshotId: id! } });
+    expect(await (await copy.runCommand("cat", ["kept.txt"])).stdout()).toBe("at stop");
+    await copy.delete();
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+    expect((await Snapshot.get({ ...connect(api), snapshotId: id! })).status).toBe("deleted");
+  });
+
+  it("the stop's snapshot follows the sandbox's snapshotExpiration and keepLastSnapshots; a non-persistent stop takes none", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create({
+      ...connect(api),
+      snapshotExpiration: 3_600_000,
+      keepLastSnapshots: { count: 1 },
+    } as never);
+    const explicit = await sandbox.snapshot({ expiration: 0 });
+    await sandbox.runCommand("true", []);
+    const stopped = await sandbox.stop();
+    expect(stopped.snapshot?.parentId).toBe(explicit.snapshotId);
+    expect(stopped.snapshot?.creationMethod).toBeUndefined();
+    const atStop = await Snapshot.get({ ...connect(api), snapshotId: stopped.snapshot!.id });
+    expect(atStop.expiresAt!.getTime() - atStop.createdAt.getTime()).toBe(3_600_000);
+    expect((await Snapshot.get({ ...connect(api), snapshotId: explicit.snapshotId })).status).toBe("deleted");
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+
+    const plain = await Sandbox.create({ ...connect(api), persistent: false });
+    expect((await plain.stop()).snapshot).toBeUndefined();
+    expect(await (await Snapshot.list({ ...connect(api), name: plain.name } as never)).toArray()).toEqual([]);
+    await plain.delete();
+  });
+
+  it("a persistent sandbox's timeout takes the stop's snapshot too", async () => {
+    const api = emulator();
+    const sandbox = await Sandbox.create({ ...connect(api), timeout: 1_000 });
+    await sandbox.writeFiles([{ path: "late.txt", content: Buffer.from("before the timeout") }]);
+    let current: string | undefined;
+    for (let i = 0; i < 100 && !current; i++) {
+      await setTimeout(100);
+      current = (await Sandbox.get({ ...connect(api), name: sandbox.name })).currentSnapshotId;
+    }
+    expect(current).toMatch(/^snap_/);
+    const listed = await (await Snapshot.list({ ...connect(api), name: sandbox.name } as never)).toArray();
+    expect(listed.map((s: { id: string }) => s.id)).toEqual([current]);
+    expect(await (await sandbox.runCommand("cat", ["late.txt"])).stdout()).toBe("before the timeout");
+    await sandbox.delete({ deleteOrphanSnapshots: true });
+  });
+
   it("keepLastSnapshots deletes the oldest snapshots beyond the count", async () => {
     const api = emulator();
     const sandbox = await Sandbox.create({ ...connect(api), keepLastSnapshots: { count: 1 } } as never);
