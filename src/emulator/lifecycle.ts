@@ -198,9 +198,7 @@ export class Lifecycle {
       await mkdir(dir, { recursive: true });
       layers = [...(sandbox.lowers ?? [])];
     }
-    const snap = await this.record(sandbox, session, id, dir, layers);
-    snap.atStop = true;
-    return snap;
+    return this.record(sandbox, session, id, dir, layers, { atStop: true });
   }
 
   /**
@@ -438,7 +436,7 @@ export class Lifecycle {
     await this.stop(session, "snapshotting");
     const id = newId("snap");
     const dir = path.join(this.dataDir, "snapshots", id);
-    return this.record(sandbox, session, id, dir, await this.freeze(sandbox, dir), expiration);
+    return this.record(sandbox, session, id, dir, await this.freeze(sandbox, dir), { expiration });
   }
 
   /** Lists a snapshot of the session's files (the chain `layers`), makes it current when persistent, evicts. */
@@ -448,7 +446,7 @@ export class Lifecycle {
     id: string,
     dir: string,
     layers: LayerRef[],
-    expiration?: number,
+    { expiration, atStop }: { expiration?: number; atStop?: boolean },
   ): Promise<SnapshotRecord> {
     const now = Date.now();
     const ttl = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION;
@@ -463,6 +461,7 @@ export class Lifecycle {
       updatedAt: now,
       expiresAt: ttl === 0 ? undefined : now + ttl,
       parentId: session.sourceSnapshotId,
+      ...(atStop ? { atStop } : {}),
       dir,
       idBase: sandbox.idBase,
       layers,

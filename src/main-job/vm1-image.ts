@@ -1,7 +1,8 @@
 // VM1's image for reruns (issue 21), two layers each built in a builder sandbox of its own: the gateway layer (the
 // mode's gateway from the registry) and on it the plugin layer (the base config, this checkout's packed plugin
 // installed as a user installs it, and in Codex mode the Codex plugin), each captured before any gateway ran
-// there, so before any token, setup code or model key could reach it: a builder never gets a secret, and its firewall allows the registry alone. VM1 is then created from the image, told this run's API front CA and public
+// there, so before any token, setup code or model key could reach it: a builder never gets a secret, and its
+// firewall allows the registry alone. VM1 is then created from the image, told this run's API front CA and public
 // origin, and configured and started as before (every secret only in the gateway command's environment).
 
 import { randomBytes } from "node:crypto";
