@@ -53,8 +53,9 @@ export class Lifecycle {
   /** Forks every session's holder (holder-zygote.ts). */
   private readonly holders: HolderFactory;
   /**
-   * An outer process made ahead of the next boot, in groups of its own (`key`): the next boot takes it, so the
-   * cgroup migration (an RCU grace period, several ms) is never on a create's or a resume's path. One at most.
+   * An outer process made ahead of the next boot, in groups of its own (`key`), with its holder forked and waiting:
+   * the next boot takes it, so neither the cgroup migration (an RCU grace period, several ms) nor a fork is on a
+   * create's or a resume's path. One at most; made by a boot that found none, else when a session stops.
    */
   private spare?: { key: string; prepared: PreparedHolder };
   private closing = false;
@@ -280,6 +281,7 @@ export class Lifecycle {
     };
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
+    let tookSpare = false;
     try {
       const image = await this.sandboxImage(sandbox.idBase);
       const running = (id: string) => this.registry.sessions.get(id)?.status === "running";
@@ -288,6 +290,7 @@ export class Lifecycle {
       const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
       await prepareLayers(sandbox.dir, sandbox.idBase, stack);
       const { prepared, limits } = this.takeSpare(session.id, session.vcpus);
+      tookSpare = prepared !== undefined;
       session.holder = await startHolder(
         this.holders,
         sandbox.dir,
@@ -313,7 +316,8 @@ export class Lifecycle {
     session.startedAt = Date.now();
     session.updatedAt = session.startedAt;
     sandbox.statusUpdatedAt = session.startedAt;
-    this.refillSpare();
+    // A boot that found no spare makes one; otherwise the next is made when a session stops (`stop`).
+    if (!tookSpare) this.refillSpare();
     this.armTimeout(session);
     // The holder bound the egress proxy's listener (a session of another policy gets one from a helper on first use).
     if (session.holder.listener) this.egressOf(session).catch(() => undefined);
@@ -408,6 +412,9 @@ export class Lifecycle {
       session.updatedAt = session.stoppedAt;
       const sandbox = this.registry.sandboxes.get(session.sandboxName);
       if (sandbox) sandbox.statusUpdatedAt = session.stoppedAt;
+      // The next boot's spare is made once the stop is answered: made after a boot, it would compete with that
+      // sandbox's first command, which nearly always follows it.
+      setImmediate(() => this.refillSpare());
     })();
     try {
       await session.stopping;
