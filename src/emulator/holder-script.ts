@@ -1,7 +1,9 @@
 // The holders' factory (holder-zygote.ts): one long-lived process of the host's Python per emulator that forks
 // each sandbox's holder (isolation.ts) and builds its root with system calls (mount, pivot_root, umount2, a
 // user namespace by fork + unshare), where a boot used to start about thirty processes (a shell script's
-// mount/mkdir/ln/ip… and the setpriv/unshare wrappers). A boot costs two forks of an already started process.
+// mount/mkdir/ln/ip… and the setpriv/unshare wrappers). A boot costs three forks of an already started process,
+// all made before the boot is asked for when it takes the spare (lifecycle.ts): the outer process, the holder and
+// the user namespace's child wait for it, so such a boot only mounts, maps and pivots.
 //
 // Protocol, on the Node IPC channel it is started with (NODE_CHANNEL_FD; one JSON object per line, as Node
 // frames it): the emulator sends {id, args, env, cgroups}; the factory answers {id, outer} (the host pid of the
@@ -21,7 +23,9 @@ import { SERVE_PY } from "./serve-script.js";
 // The outer process (forked per sandbox, in the host's namespaces) joins the sandbox's limited groups first, so
 // by the time it makes the cgroup namespace its groups become the namespace's `/`; then it makes the new
 // mount/PID/network/IPC/UTS/cgroup namespaces (mounts private in the new mount namespace) and forks the holder,
-// PID 1 there, waiting for it and leaving with its status.
+// PID 1 there, waiting for it and leaving with its status. It hands the holder its boot request (on `ns`) once it
+// has one; the holder does what needs none first (its name, loopback, its egress listener, the user namespace's
+// child, which unshares before the map is known).
 // The holder runs as the host's root until it pivots into the sandbox's root. Layer paths are relative to the
 // data dir (the root overlay's to the sandbox's layer dir), so the sandbox's mount table names nothing of the
 // host. The overlay mount is retried because the previous session's overlay on the same upper dir is released
@@ -62,9 +66,9 @@ def mount(src, dst, fstype=None, flags=0, data=None):
         sys.exit(f"mount {dst}: {os.strerror(ctypes.get_errno())}")
 def read_only(dst):
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | (os.statvfs(dst).f_flag & KEPT))
-def holder(id, args, env, ns):
-    data, root, upper, work, image, image_usr, base, count, node = args[:9]
-    dirs = args[9:]
+def holder(id, ns):
+    # What does not depend on the sandbox is done before its boot request is read, so a holder made ahead
+    # (holder-zygote.ts \`prepare\`) has done it by the time a create or resume asks for it.
     # Its own UTS namespace: the sandbox's name is its own, never the host's.
     with open("/proc/sys/kernel/hostname", "w") as h:
         h.write("sandbox")
@@ -75,12 +79,23 @@ def holder(id, args, env, ns):
     except OSError:
         pass
     s.close()
+    listener = _socket.socket(2, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(511)
+    user = userns_begin()
+    line = b""
+    while not line.endswith(b"\\n"):
+        chunk = ns.recv(65536)
+        if not chunk:
+            os._exit(1)
+        line += chunk
+    req = json.loads(line)
+    args, env = req["args"], req["env"]
+    data, root, upper, work, image, image_usr, base, count, node = args[:9]
+    dirs = args[9:]
     if env.get("LISTEN") == "1":
-        listener = _socket.socket(2, 1)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(511)
         send({"cmd": "NODE_HANDLE", "type": "net.Server", "msg": {"id": id, "port": listener.getsockname()[1]}}, listener.fileno())
-        listener.close()
+    listener.close()
     os.chdir(data)
     os.chdir(env["LAYER_DIR"])
     if env.get("IDMAPS"):
@@ -128,6 +143,8 @@ def holder(id, args, env, ns):
     for i, (src, dst, mode) in enumerate(drives):
         os.mkdir(f"{dev}/.drives/{i}")
         mount(src, f"{dev}/.drives/{i}", None, MS_BIND)
+    # Mapped while /proc is still the host's, through which the child named itself.
+    fd = userns_end(user, f"0 {base} {count}\\n")
     os.chdir(root)
     check(libc.syscall(PIVOT_ROOT, b".", b"."), "pivot_root")
     check(libc.umount2(b".", 2), "umount old root")
@@ -140,7 +157,6 @@ def holder(id, args, env, ns):
         os.rmdir(f"/dev/.drives/{i}")
     if drives:
         os.rmdir("/dev/.drives")
-    fd = userns(f"0 {base} {count}\\n")
     os.dup2(fd, 9)
     os.close(fd)
     # The outer process runs the sandbox's programs (serve): it enters this user namespace by this descriptor.
@@ -169,9 +185,6 @@ def outer(id, req, ctl):
     devnull = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
     check(libc.unshare(NAMESPACES), "unshare")
     check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "private mounts")
-    pending = b""
-    if "args" not in req:
-        req, pending = boot_request(ctl)
     ns, ns_holder = _socket.socketpair(1, 1)
     pid = os.fork()
     if pid == 0:
@@ -179,7 +192,7 @@ def outer(id, req, ctl):
             ctl.close()
             ns.close()
             die_with_parent()
-            holder(id, req["args"], req["env"], ns_holder)
+            holder(id, ns_holder)
         except SystemExit as e:
             send({"id": id, "error": str(e.code)})
         except BaseException as e:
@@ -187,6 +200,10 @@ def outer(id, req, ctl):
         os._exit(1)
     ns_holder.close()
     send({"id": id, "pid": pid})
+    pending = b""
+    if "args" not in req:
+        req, pending = boot_request(ctl)
+    ns.sendall(json.dumps({"args": req["args"], "env": req["env"]}).encode() + b"\\n")
     serve(pid, ctl, ns, devnull, pending)
 ${SERVE_PY}
 def boot_request(ctl):

@@ -88,8 +88,9 @@ export class HolderFactory {
   }
 
   /**
-   * An outer process made ahead of a boot (holder-script.ts `boot_request`): it joins `cgroups` and makes the
-   * namespaces now (a cgroup migration costs an RCU grace period, several ms), then waits for `start`.
+   * An outer process made ahead of a boot (holder-script.ts `boot_request`): it joins `cgroups`, makes the
+   * namespaces and forks the holder now (a cgroup migration costs an RCU grace period, several ms; a fork a few
+   * ms more), the holder does what needs no boot request, and both wait for `start`.
    */
   prepare(cgroups: readonly string[]): PreparedHolder {
     const id = newId("holder");

@@ -110,15 +110,14 @@ function caBundle(extraCa: string): string {
   return `${parts.join("\n")}\n`;
 }
 
+/**
+ * The host's files of ETC_FROM_HOST that exist, copied under `etc` at their paths by one `cp` (links as links, modes
+ * kept): Node's recursive copy took about 250 ms here for /etc/alternatives' few hundred links, on every new id range.
+ */
 async function copyEtcFromHost(etc: string): Promise<void> {
-  for (const name of ETC_FROM_HOST) {
-    const from = path.join("/etc", name);
-    if (!existsSync(from) && !isLink(from)) continue;
-    const to = path.join(etc, name);
-    await mkdir(path.dirname(to), { recursive: true });
-    if (isLink(from)) await symlink(readlinkSync(from), to);
-    else await cp(from, to, { recursive: true, verbatimSymlinks: true });
-  }
+  const names = ETC_FROM_HOST.filter((name) => existsSync(path.join("/etc", name)) || isLink(path.join("/etc", name)));
+  if (names.length === 0) return;
+  await run("cp", ["-R", "-P", "--preserve=mode,timestamps", "--parents", "-t", etc, "--", ...names], { cwd: "/etc" });
 }
 
 function isLink(p: string): boolean {

@@ -79,9 +79,10 @@ export async function sweepLayers(
 
 // Python the holder (holder-script.ts) runs before its pivot, as one process with everything else it does.
 // userns(map): a user namespace with the given uid/gid map, made by a forked child that only unshares and
-// waits; its fd is all that keeps it. idmap_mounts(lines, count): each "src\tdst\tfrom\tto" line mounts src
-// read-only at dst, idmapped so host ids [from, from + count) show as [to, to + count) and host root stays
-// host root (one user namespace per mapping).
+// waits; its fd is all that keeps it (userns_begin forks the child, userns_end maps it and opens the fd, so a
+// holder made ahead forks it before it knows the map). idmap_mounts(lines, count): each "src\tdst\tfrom\tto"
+// line mounts src read-only at dst, idmapped so host ids [from, from + count) show as [to, to + count) and host
+// root stays host root (one user namespace per mapping).
 export const IDMAP_PY = `NR_OPEN_TREE, NR_MOVE_MOUNT, NR_MOUNT_SETATTR = 428, 429, 442
 OPEN_TREE_CLONE, O_CLOEXEC, AT_FDCWD, AT_EMPTY_PATH = 1, 0o2000000, -100, 0x1000
 MOVE_MOUNT_F_EMPTY_PATH, MOUNT_ATTR_RDONLY, MOUNT_ATTR_IDMAP, CLONE_NEWUSER = 4, 1, 0x100000, 0x10000000
@@ -92,8 +93,8 @@ def check(r, what):
         e = ctypes.get_errno()
         sys.exit(f"{what}: {os.strerror(e)}")
     return r
-def userns(mapping):
-    # The child names itself by /proc/self, which is the /proc the parent then writes through.
+def userns_begin():
+    # The child unshares and names itself by /proc/self (the /proc the parent then writes through), then waits.
     r, w = os.pipe()
     back_r, back_w = os.pipe()
     pid = os.fork()
@@ -107,6 +108,9 @@ def userns(mapping):
         os._exit(0 if ok else 1)
     os.close(r)
     os.close(back_w)
+    return pid, w, back_r
+def userns_end(begun, mapping):
+    pid, w, back_r = begun
     proc = os.read(back_r, 64).decode()
     os.close(back_r)
     if not proc or proc == "-":
@@ -118,6 +122,8 @@ def userns(mapping):
     os.close(w)
     os.waitpid(pid, 0)
     return fd
+def userns(mapping):
+    return userns_end(userns_begin(), mapping)
 def idmap_mounts(lines, count):
     spaces = {}
     for line in lines.splitlines():

@@ -23,6 +23,8 @@ import { closeConnector } from "./route-connector.js";
 import { RouteServer } from "./route-server.js";
 
 const DEFAULT_SNAPSHOT_EXPIRATION = 30 * 24 * 3600 * 1000;
+/** Outer processes kept made ahead of the next boots (`Lifecycle.spares`). */
+const SPARES = 2;
 
 export class Lifecycle {
   constructor(
@@ -53,38 +55,43 @@ export class Lifecycle {
   /** Forks every session's holder (holder-zygote.ts). */
   private readonly holders: HolderFactory;
   /**
-   * An outer process made ahead of the next boot, in groups of its own (`key`): the next boot takes it, so the
-   * cgroup migration (an RCU grace period, several ms) is never on a create's or a resume's path. One at most.
+   * Outer processes made ahead of the next boots, each in groups of its own (`key`), with its holder forked and
+   * waiting: a boot takes the oldest, so neither the cgroup migration (an RCU grace period, several ms) nor a fork
+   * is on a create's or a resume's path. Refilled to `SPARES` by a boot that found none, else when a session stops
+   * (made after a boot, they would compete with that sandbox's first command, which nearly always follows it). Two,
+   * so a resume right after a stop takes one made earlier rather than wait for the one the stop began.
    */
-  private spare?: { key: string; prepared: PreparedHolder };
+  private readonly spares: { key: string; prepared: PreparedHolder }[] = [];
   private closing = false;
 
-  /** Makes the next boot's outer process, unless there is one (or the emulator is closing). */
-  private refillSpare(): void {
-    if (this.closing || this.spare) return;
-    const key = newId("spare");
-    let procs: string[];
-    try {
-      procs = this.cgroups.create(key, 1);
-    } catch {
-      return; // The next boot makes its groups itself, and says why if it cannot.
+  /** Makes the next boots' outer processes, up to `SPARES` (none while the emulator is closing). */
+  private refillSpares(): void {
+    while (!this.closing && this.spares.length < SPARES) {
+      const key = newId("spare");
+      let procs: string[];
+      try {
+        procs = this.cgroups.create(key, 1);
+      } catch {
+        return; // The next boot makes its groups itself, and says why if it cannot.
+      }
+      this.spares.push({ key, prepared: this.holders.prepare(procs) });
     }
-    this.spare = { key, prepared: this.holders.prepare(procs) };
   }
 
-  /** The spare outer process for a boot of `sessionId` with its limits, if it is still there; else none. */
+  /** The oldest spare outer process still there for a boot of `sessionId`, with its limits; else none. */
   private takeSpare(sessionId: string, vcpus: number): { prepared?: PreparedHolder; limits: string[] } {
-    const spare = this.spare;
-    this.spare = undefined;
-    if (spare && !spare.prepared.start.isGone()) {
+    for (let spare = this.spares.shift(); spare; spare = this.spares.shift()) {
+      if (spare.prepared.start.isGone()) {
+        void this.discard(spare);
+        continue;
+      }
       try {
         return { prepared: spare.prepared, limits: this.cgroups.adopt(spare.key, sessionId, vcpus) };
       } catch {
         void this.discard(spare);
-        return { limits: this.cgroups.create(sessionId, vcpus) };
+        break;
       }
     }
-    if (spare) void this.discard(spare);
     return { limits: this.cgroups.create(sessionId, vcpus) };
   }
 
@@ -280,6 +287,7 @@ export class Lifecycle {
     };
     this.registry.sessions.set(session.id, session);
     sandbox.currentSessionId = session.id;
+    let tookSpare = false;
     try {
       const image = await this.sandboxImage(sandbox.idBase);
       const running = (id: string) => this.registry.sessions.get(id)?.status === "running";
@@ -288,6 +296,7 @@ export class Lifecycle {
       const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
       await prepareLayers(sandbox.dir, sandbox.idBase, stack);
       const { prepared, limits } = this.takeSpare(session.id, session.vcpus);
+      tookSpare = prepared !== undefined;
       session.holder = await startHolder(
         this.holders,
         sandbox.dir,
@@ -301,7 +310,7 @@ export class Lifecycle {
         prepared,
       );
     } catch (error) {
-      this.refillSpare();
+      this.refillSpares();
       this.drives?.detach(session.id);
       await this.cgroups.remove(session.id);
       session.status = "failed";
@@ -313,7 +322,8 @@ export class Lifecycle {
     session.startedAt = Date.now();
     session.updatedAt = session.startedAt;
     sandbox.statusUpdatedAt = session.startedAt;
-    this.refillSpare();
+    // A boot that found no spare makes them; otherwise they are made when a session stops (`stop`).
+    if (!tookSpare) this.refillSpares();
     this.armTimeout(session);
     // The holder bound the egress proxy's listener (a session of another policy gets one from a helper on first use).
     if (session.holder.listener) this.egressOf(session).catch(() => undefined);
@@ -326,12 +336,10 @@ export class Lifecycle {
     return session;
   }
 
-  /** After every session stopped (the emulator's close): the spare outer process and the cgroup parent go. */
+  /** After every session stopped (the emulator's close): the spare outer processes and the cgroup parent go. */
   async close(): Promise<void> {
     this.closing = true;
-    const spare = this.spare;
-    this.spare = undefined;
-    if (spare) await this.discard(spare);
+    await Promise.all(this.spares.splice(0).map((spare) => this.discard(spare)));
     return this.cgroups.close();
   }
 
@@ -408,6 +416,8 @@ export class Lifecycle {
       session.updatedAt = session.stoppedAt;
       const sandbox = this.registry.sandboxes.get(session.sandboxName);
       if (sandbox) sandbox.statusUpdatedAt = session.stoppedAt;
+      // The next boots' spares are made once the stop is answered (`spares`).
+      setImmediate(() => this.refillSpares());
     })();
     try {
       await session.stopping;

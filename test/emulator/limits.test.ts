@@ -184,34 +184,44 @@ describe("resource limits per sandbox", () => {
       const holder = holderOf(await hostPidOf(sleep));
       return { holder, groups: hostGroupsOf(holder) };
     };
+    const parentOf = (pid: number) => Number(/^PPid:\t(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+    // The factory's children that are no running sandbox's outer process: the spare, if there is one.
+    const sparesBeside = (factory: number, running: number[]) => {
+      const outers = running.map(parentOf);
+      return () =>
+        readdirSync("/proc")
+          .filter((e) => /^\d+$/.test(e) && !outers.includes(Number(e)))
+          .filter((e) => {
+            try {
+              return parentOf(Number(e)) === factory;
+            } catch {
+              return false;
+            }
+          });
+    };
     const first = await Sandbox.create({ ...connect(api), resources: { vcpus: 1 } });
     const a = await holderGroups(first);
-    // The next boot takes the outer process made after the first: its groups were made (as `spare_…`) for it.
+    expect(memoryLimit(a.groups)).toBe(2 * 1024 ** 3);
+    const factory = parentOf(parentOf(a.holder));
+    // A stop makes the next boots' spares, two (their groups named `spare_…`).
+    await first.stop();
+    await expect.poll(sparesBeside(factory, []), { timeout: 10_000 }).toHaveLength(2);
     const second = await Sandbox.create({ ...connect(api), resources: { vcpus: 4 } });
     const b = await holderGroups(second);
     expect(b.groups.length).toBeGreaterThan(0);
     expect(b.groups.every((d) => path.basename(d).startsWith("spare_"))).toBe(true);
     expect(memoryLimit(b.groups)).toBe(4 * 2 * 1024 ** 3);
-    expect(memoryLimit(a.groups)).toBe(2 * 1024 ** 3);
-    // Kill the one made after the second boot (a child of the factory that parents no holder): the next boot
-    // makes its own.
-    const parentOf = (pid: number) => Number(/^PPid:\t(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
-    const factory = parentOf(parentOf(a.holder));
-    const outers = new Set([a.holder, b.holder].map(parentOf));
-    const spares = readdirSync("/proc")
-      .filter((e) => /^\d+$/.test(e) && !outers.has(Number(e)))
-      .filter((e) => {
-        try {
-          return parentOf(Number(e)) === factory;
-        } catch {
-          return false;
-        }
-      });
-    expect(spares).toHaveLength(1);
-    process.kill(Number(spares[0]), "SIGKILL");
+    // A boot that took a spare makes none (it would compete with that sandbox's first command); the next stop
+    // refills them. Kill them: the next boot makes its own groups and outer process.
+    const spares = sparesBeside(factory, [b.holder]);
+    expect(spares()).toHaveLength(1);
+    await second.stop();
+    await expect.poll(spares, { timeout: 10_000 }).toHaveLength(2);
+    for (const pid of spares()) process.kill(Number(pid), "SIGKILL");
     await new Promise((r) => setTimeout(r, 200));
     const third = await Sandbox.create({ ...connect(api), resources: { vcpus: 2 } });
     const c = await holderGroups(third);
+    expect(c.groups.some((d) => path.basename(d).startsWith("spare_"))).toBe(false);
     expect(memoryLimit(c.groups)).toBe(2 * 2 * 1024 ** 3);
     expect(await (await third.runCommand("echo", ["booted"])).stdout()).toBe("booted\n");
     await Promise.all([first.delete(), second.delete(), third.delete()]);
