@@ -90,8 +90,13 @@ export class WorkerGateway {
       840_000,
     );
     if (created.code !== 0) {
+      // Core answers a create that threw with a generic UNAVAILABLE; the environment's own error and the gateway's
+      // log say why.
+      const listed = await this.gw.call("environments.list", {}, 60_000);
       throw new Error(
-        `${this.gw.describeFailure("environments.create", created)}\n${await this.gw.gatewayLogTail(80)}`,
+        `${this.gw.describeFailure("environments.create", created)}\n` +
+          `environments.list: ${this.gw.redact(listed.stdout.trim() || listed.stderr.trim())}\n` +
+          `${await this.gw.gatewayLogTail(80)}`,
       );
     }
     const ready = await readyEnvironment(this.gw, created.json?.id);

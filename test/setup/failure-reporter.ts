@@ -3,16 +3,34 @@
 // kept only in part (its tail, or a run killed at its time limit) then says that a long spec failed, not why.
 import type { Reporter, TestCase, TestModule, TestSuite } from "vitest/node";
 
-/** Lines of each error's stack (or message) printed per failure: enough to place it, short enough to scan. */
-const STACK_LINES = 15;
+/** Stack frames printed per failure: enough to place it, short enough to scan. */
+const STACK_FRAMES = 15;
+/**
+ * Lines of each error's message printed in full: a real-gateway spec's failure carries the gateway's log tail
+ * (80 lines) in its message, which says why where the frames only say where.
+ */
+const MESSAGE_LINES = 200;
 
-function describeErrors(errors: ReadonlyArray<{ message?: string; stack?: string }>): string {
-  return errors
-    .map((e) => (e.stack || e.message || "(no message)").split("\n").slice(0, STACK_LINES).join("\n"))
-    .join("\n");
+interface ReportedError {
+  name?: string;
+  message?: string;
+  stack?: string;
 }
 
-function report(where: string, errors: ReadonlyArray<{ message?: string; stack?: string }>): void {
+function describeError(e: ReportedError): string {
+  const frames = (e.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  const message = e.message ?? "";
+  const head = message ? `${e.name ?? "Error"}: ${message}` : (e.stack ?? "(no message)");
+  const lines = head.split("\n");
+  const kept = lines.length > MESSAGE_LINES ? [...lines.slice(0, MESSAGE_LINES), "…"] : lines;
+  return [...kept, ...(message ? frames.slice(0, STACK_FRAMES) : [])].join("\n");
+}
+
+function describeErrors(errors: ReadonlyArray<ReportedError>): string {
+  return errors.map(describeError).join("\n");
+}
+
+function report(where: string, errors: ReadonlyArray<ReportedError>): void {
   if (errors.length === 0) return;
   process.stderr.write(`[failed] ${where}\n${describeErrors(errors)}\n`);
 }
