@@ -26,16 +26,18 @@ import { SERVE_PY } from "./serve-script.js";
 // PID 1 there, waiting for it and leaving with its status. It hands the holder its boot request (on `ns`) once it
 // has one; the holder does what needs none first (its name, loopback, its egress listener, the user namespace's
 // child, which unshares before the map is known).
-// The holder runs as the host's root until it pivots into the sandbox's root. Layer paths are relative to the
+// The holder runs as the host's root until it pivots into the sandbox's root and has moved its drives; then,
+// before it runs any file of the sandbox's, it becomes the sandbox's root in the sandbox's user namespace
+// (become_sandbox_root). Layer paths are relative to the
 // data dir (the root overlay's to the sandbox's layer dir), so the sandbox's mount table names nothing of the
 // host. The overlay mount is retried because the previous session's overlay on the same upper dir is released
 // asynchronously after a stop. The user namespace is created by a short-lived child and kept open on fd 9
 // (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's own ids is needed to keep
-// it, and the holder itself stays outside it. Last it execs a shell that stays PID 1 and reaps orphans.
+// it. Last it execs a shell that stays PID 1 and reaps orphans.
 // `warnings` is imported here, once, because `os.execvpe` imports it on first use: each program's child
 // (serve-script.ts) imported it again after its fork, reading the module through the sandbox's read-only /usr,
 // which cost about 4 ms per program.
-export const HOLDER_SCRIPT = `import ctypes, errno, fcntl, json, os, pwd, select, signal, struct, sys, time, warnings, _socket
+export const HOLDER_SCRIPT = `import ctypes, errno, fcntl, json, os, pwd, select, signal, stat, struct, subprocess, sys, time, warnings, _socket
 libc = ctypes.CDLL(None, use_errno=True)
 ${IDMAP_PY}
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 8192, 16384, 1 << 18
@@ -43,7 +45,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC,
 KEPT = MS_NOSUID | MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096
 NAMESPACES = 0x20000 | 0x20000000 | 0x40000000 | 0x08000000 | 0x04000000 | 0x02000000  # mount pid net ipc uts cgroup
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}[os.uname().machine]
-PR_SET_PDEATHSIG = 1
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 CHANNEL = int(os.environ["NODE_CHANNEL_FD"])
 def send(obj, fd=None):
     line = (json.dumps(obj) + "\\n").encode()
@@ -66,6 +68,23 @@ def mount(src, dst, fstype=None, flags=0, data=None):
         sys.exit(f"mount {dst}: {os.strerror(ctypes.get_errno())}")
 def read_only(dst):
     mount(None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY | (os.statvfs(dst).f_flag & KEPT))
+def become_sandbox_root(userfd, ns):
+    # From its exec on, PID 1 runs the sandbox's own files (its shell and sleep, their loader, whatever the
+    # sandbox's /etc/ld.so.preload names), so it holds no privilege of the host's first: it enters the sandbox's
+    # user namespace as the sandbox's root. That clears its parent-death signal, so it is set again; the outer
+    # process holds the other end of ns until it has the namespace, so ns readable (end of file) means the outer
+    # went in between, and the holder leaves. Its outer process (the sandbox's root too, once it enters: serve)
+    # may then kill it, as the parent-death signal does.
+    # Not dumpable until its exec: its memory still is the host's root's (its user namespace the host's), so no
+    # sandbox process may trace it or take its descriptors (the factory's channel) while it finishes the boot.
+    check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl")
+    check(libc.setns(userfd, CLONE_NEWUSER), "setns user")
+    os.setgroups([])
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+    check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl")
+    if select.select([ns], [], [], 0)[0]:
+        os._exit(1)
 def holder(id, ns):
     # What does not depend on the sandbox is done before its boot request is read, so a holder made ahead
     # (holder-zygote.ts \`prepare\`) has done it by the time a create or resume asks for it.
@@ -159,6 +178,7 @@ def holder(id, ns):
         os.rmdir("/dev/.drives")
     os.dup2(fd, 9)
     os.close(fd)
+    become_sandbox_root(9, ns)
     # The outer process runs the sandbox's programs (serve): it enters this user namespace by this descriptor.
     ns.sendmsg([b"u"], [(1, 1, struct.pack("i", 9))])
     ns.close()
@@ -167,7 +187,15 @@ def holder(id, ns):
     os.closerange(10, 65536)
     # PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
     # stay a zombie holding one of the sandbox's limited pids, cgroups.ts, until the sandbox stops).
-    os.execve("/bin/sh", ["holder", "-c", "while :; do /bin/sleep infinity || :; done"], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    # Its stderr is the factory's, which the sandbox's root could take from the shell (it may trace PID 1, as in a
+    # VM): the shell gets /dev/null; the factory's comes back only to say why the exec failed.
+    stderr = os.dup(2)
+    os.dup2(1, 2)
+    try:
+        os.execve("/bin/sh", ["holder", "-c", "while :; do /bin/sleep infinity || :; done"], {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    except OSError:
+        os.dup2(stderr, 2)
+        raise
 def outer(id, req, ctl):
     os.setsid()
     die_with_parent()

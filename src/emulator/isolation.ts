@@ -21,11 +21,16 @@
 // host ids of the sandbox's own (id-ranges.ts: no two live sandboxes of one emulator share a host id;
 // the range is kept across stop/resume), as `vercel-sandbox` (uid 1000, in `wheel`), or as sandbox
 // root with `sudo: true` or `sudo` inside; sandbox root is root in the sandbox only (it cannot mount,
-// reach host devices, set the hostname, or signal the holder). File endpoints run inside the sandbox as the default user (filesystem.ts), so
+// reach host devices or set the hostname). PID 1 (the holder, once it execs its shell) and the outer process
+// that starts programs are the sandbox's root in its user namespace before they run any file of the
+// sandbox's (holder-script.ts, serve-script.ts): as a VM's init, PID 1 may be traced by sandbox root, the
+// kernel drops any signal from inside it has no handler for, and it holds only /dev/null and its user
+// namespace. File endpoints run inside the sandbox as the default user (filesystem.ts), so
 // symlinks resolve in the sandbox's root and permissions apply.
-// Lifetime: the holder is started through `setpriv --pdeathsig KILL` and `unshare --kill-child`, so if
-// the emulator process dies by any means (SIGKILL included) the holder dies, and with PID 1 every
-// process of the sandbox. Stop kills the holder the same way. The upper layer survives, which keeps
+// Lifetime: the holder is forked by the emulator's holders' factory with a parent-death signal (emulator →
+// factory → outer process → holder), so if the emulator process dies by any means (SIGKILL included) the
+// holder dies, and with PID 1 every process of the sandbox; the cgroup cleaner (cgroup-cleaner.ts) ends
+// what a signal could not reach. Stop kills the holder. The upper layer survives, which keeps
 // files across stop/resume; a snapshot freezes it into a read-only layer the sandbox (and sandboxes created
 // from the snapshot) then stand on, under a fresh upper layer (layers.ts).
 //
