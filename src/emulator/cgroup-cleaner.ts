@@ -1,7 +1,9 @@
 // Removes an emulator's cgroups even when the emulator is killed (SIGKILL included) and cannot: a small
 // detached shell waits for end-of-file on a pipe only the emulator holds, which comes when the emulator
-// ends or closes it, then removes the given parent groups and any session group left in them once their
-// processes are gone (a killed emulator's sandboxes die with it: isolation.ts). Without it, a killed
+// ends or closes it, then kills whatever is left in any session group under the given parents and removes
+// them. A killed emulator's sandboxes die with it (isolation.ts), but one whose outer process was killed while
+// it held a program's user for a spawn (serve-script.ts) sends its holder a parent-death signal the holder may
+// refuse (the kernel checks a sender's ids): the cleaner ends that holder, so its sandbox too. Without it, a killed
 // emulator would leave empty groups inside its own cgroup, which then could not be removed by whoever
 // made that cgroup.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -16,7 +18,13 @@ while [ $i -lt ${ROUNDS} ]; do
   left=0
   for p in "$@"; do
     [ -d "$p" ] || continue
-    for g in "$p"/*/; do [ -d "$g" ] && rmdir "$g" 2>/dev/null; done
+    for g in "$p"/*/; do
+      [ -d "$g" ] || continue
+      if [ -f "$g/cgroup.kill" ]; then echo 1 >"$g/cgroup.kill" 2>/dev/null
+      elif [ -r "$g/cgroup.procs" ]; then while read -r pid; do kill -9 "$pid" 2>/dev/null; done <"$g/cgroup.procs"
+      fi
+      rmdir "$g" 2>/dev/null
+    done
     rmdir "$p" 2>/dev/null || left=1
   done
   [ $left = 0 ] && exit 0
