@@ -78,7 +78,7 @@ describe("the holder's privilege", () => {
       const init = await sh(sandbox, 'cd /proc/1/fd && for f in *; do echo "$f $(readlink $f)"; done', true);
       expect(init.out.replace(/user:\[\d+\]/, "user:[n]")).toBe("0 /dev/null\n1 /dev/null\n2 /dev/null\n9 user:[n]\n");
       for (const sudo of [false, true]) {
-        const own = await sh(sandbox, "ls /proc/$$/fd | paste -sd \" \"", sudo);
+        const own = await sh(sandbox, 'ls /proc/$$/fd | paste -sd " "', sudo);
         expect(own.out).toBe("0 1 2\n");
       }
     } finally {
