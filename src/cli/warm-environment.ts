@@ -94,7 +94,7 @@ export async function withWorkerEnvironment<T>(
     } catch (error) {
       signal.throwIfAborted();
       throw new CliError(
-        `the gateway's worker for the base image did not become ready: ${messageOf(error)}`,
+        `the gateway's worker for the base image did not become ready: ${messageOf(error)}${await recordedError(call, before)}`,
         "Run `openclaw vercel-sandbox doctor`, then images warm again",
       );
     }
@@ -179,6 +179,15 @@ async function newEnvironments(call: GatewayCall, before: Set<string>): Promise<
 async function newEnvironment(call: GatewayCall, before: Set<string>): Promise<WorkerEnvironment | undefined> {
   const fresh = await newEnvironments(call, before);
   return fresh.length === 1 ? fresh[0] : undefined;
+}
+
+/**
+ * Why core's record says the provision failed. core answers a failed environments.create with a generic
+ * "worker environment creation failed"; the provider's own error is on the failed environment's record.
+ */
+async function recordedError(call: GatewayCall, before: Set<string>): Promise<string> {
+  const failed = await newEnvironment(call, before).catch(() => undefined);
+  return failed?.error ? ` (environment ${failed.environmentId} ${failed.state}: ${failed.error})` : "";
 }
 
 /** core answers environments.create once the provision ended; its listing then says ready or failed. */

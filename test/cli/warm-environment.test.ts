@@ -7,9 +7,9 @@ import type { GatewayCall } from "../../src/cli/gateway.js";
 import { withWorkerEnvironment } from "../../src/cli/warm-environment.js";
 
 const timings = { readyTimeoutMs: 2_000, destroyTimeoutMs: 500, pollMs: 10 };
-const env = (id: string, state: string) => ({
+const env = (id: string, state: string, error?: string) => ({
   id,
-  worker: { providerId: "vercel-sandbox", leaseId: `l-${id}`, state },
+  worker: { providerId: "vercel-sandbox", leaseId: `l-${id}`, state, ...(error ? { error } : {}) },
 });
 
 interface Script {
@@ -61,6 +61,21 @@ describe("the worker environment of images warm", () => {
     expect((failure as Error).message).toMatch(/did not become ready: provision failed: quota/);
     expect((failure as Error).message).toMatch(/environment env-1 was not destroyed: gateway busy/);
     expect((failure as { remedy?: string }).remedy).toMatch(/environments\.destroy/);
+  });
+
+  it("core's generic failure of environments.create is followed by the error its record of the environment holds", async () => {
+    const g = gateway({
+      create: async (list) => {
+        list.push(env("env-1", "failed", "quota exceeded"));
+        throw new Error("worker environment creation failed");
+      },
+    });
+    const failure = (await run(g.call).catch((error: Error) => error)) as Error;
+    expect(failure.message).toBe(
+      "the gateway's worker for the base image did not become ready: worker environment creation failed " +
+        "(environment env-1 failed: quota exceeded)",
+    );
+    expect(g.destroyed).toEqual(["env-1"]);
   });
 
   it("an answer without an environment id is refused by name, and the new environment is still destroyed", async () => {

@@ -238,7 +238,12 @@ describe("openclaw vercel-sandbox (real gateway CLI)", () => {
       timeout: 900_000,
     }, async () => {
       const result = await vsb(["images", "warm", "--worker-profile", PROFILE, "--json"], 840_000);
-      expect(result.code, gw().describeFailure("images warm", result)).toBe(0);
+      if (result.code !== 0) {
+        // The provision's own lines are in the gateway's log, not in the command's output.
+        throw new Error(
+          `${gw().describeFailure("images warm", result)}\n${gw().redact(await gw().gatewayLogTail(120))}`,
+        );
+      }
       const report = parseCliJson<{
         built: boolean;
         snapshotId: string;
