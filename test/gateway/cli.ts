@@ -55,18 +55,3 @@ export async function call<T>(
   );
   return { ...result, json: parseCliJson<T>(result.stdout) };
 }
-
-/** call() that throws unless the gateway answered successfully. */
-export async function callOk<T>(
-  runner: CommandRunner,
-  port: number,
-  method: string,
-  params: unknown,
-  timeoutMs: number,
-): Promise<T> {
-  const result = await call<T>(runner, port, method, params, timeoutMs);
-  if (result.code !== 0 || result.json === undefined) {
-    throw new Error(runner.describeFailure(`gateway call ${method}`, result));
-  }
-  return result.json;
-}

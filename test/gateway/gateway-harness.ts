@@ -10,8 +10,10 @@
 //   so it is never on argv or in an environment); the Vercel token is only ever put into the gateway process's
 //   environment (StartOptions.env). All text this harness returns or throws goes through redact().
 
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, X509Certificate } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { sharedInRun } from "../support/run-cache.js";
 import * as cli from "./cli.js";
 import { type CallResult, describeFailure } from "./cli-output.js";
 import { initialConfig, readConfig, writeConfig, writePatchFile } from "./config.js";
@@ -21,10 +23,18 @@ import { GatewayProcess, type StartOptions } from "./gateway-process.js";
 import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
 import { assertOpenClawRunnable, defaultOpenClawVersion, PINNED_OPENCLAW_VERSION, REPO_ROOT } from "./openclaw.js";
 import { installPlugin, packPlugin } from "./plugin-package.js";
+import { applyTemplate, captureTemplate } from "./plugin-template.js";
 import { ChildProcesses, type RunOptions, type RunResult } from "./processes.js";
 import { Redactor } from "./redactor.js";
+import { GatewayRpc } from "./rpc.js";
 import { removeLockCoordinators } from "./state-locks.js";
 import { ensureOpenClaw } from "./versions.js";
+
+async function sha256Of(file: string): Promise<string> {
+  return createHash("sha256")
+    .update(await readFile(file))
+    .digest("hex");
+}
 
 export interface HarnessOptions {
   /** The openclaw release to run: 2026.9.2 (the repo's devDependency) unless the spec asks for a later 2026.9.x. */
@@ -46,6 +56,10 @@ export class GatewayHarness implements cli.CommandRunner {
   readonly #redactor = new Redactor();
   readonly #processes = new ChildProcesses(this.#redactor.redact);
   readonly #gateway: GatewayProcess;
+  /** The persistent client of the running gateway (rpc.ts); none while it is stopped. */
+  #rpc: GatewayRpc | undefined;
+  /** Whether the running gateway has answered a call through the CLI yet (the first call of each start does). */
+  #cliProven = false;
   #disposed = false;
 
   private constructor(layout: RunLayout, port: number, token: string, version: string, entry: string) {
@@ -122,11 +136,28 @@ export class GatewayHarness implements cli.CommandRunner {
     return packPlugin(this, path.join(this.runDir, "pack"), dir, timeoutMs);
   }
 
-  /** `openclaw plugins install npm-pack:<tgz> --force --accept-capabilities` (also enables the plugin). */
-  async installPlugin(tarball: string, timeoutMs = 240_000): Promise<RunResult> {
-    const result = await installPlugin(this, tarball, timeoutMs);
-    this.timings.pluginInstallMs = result.ms;
-    return result;
+  /**
+   * The packed plugin installed as `openclaw plugins install npm-pack:<tgz> --force --accept-capabilities` leaves
+   * it (also enabled). The first harness of a run to install this tarball into this OpenClaw version runs that
+   * command and keeps the state it left; later ones get a copy of it (plugin-template.ts), unless `real` asks for
+   * the command itself (the spec that proves the install).
+   */
+  async installPlugin(tarball: string, timeoutMs = 240_000, options: { real?: boolean } = {}): Promise<RunResult> {
+    const started = performance.now();
+    const real = () => installPlugin(this, tarball, timeoutMs);
+    let result: RunResult | undefined;
+    const shared = options.real
+      ? undefined
+      : await sharedInRun(`plugin-${this.openclawVersion}-${await sha256Of(tarball)}`, async (staging) => {
+          result = await real();
+          await captureTemplate(this, staging);
+        });
+    if (!shared) result = await real();
+    else if (!shared.made) await applyTemplate(shared.dir, this);
+    const ms = Math.round(performance.now() - started);
+    this.timings.pluginInstallMs = ms;
+    this.timings.pluginInstallFromTemplate = result ? 0 : 1;
+    return result ?? { code: 0, signal: null, stdout: "", stderr: "", ms, timedOut: false };
   }
 
   /** Writes `patch` to a JSON5-compatible file and applies it with `openclaw config patch --file`. */
@@ -152,11 +183,24 @@ export class GatewayHarness implements cli.CommandRunner {
   }
 
   /** Starts `openclaw gateway run` and waits for /healthz and /readyz. */
-  startGateway(options: StartOptions = {}): Promise<void> {
+  async startGateway(options: StartOptions = {}): Promise<void> {
     this.#assertLive();
     // A later release loads more before /healthz (2026.9.6: 78 s measured on a busy 2-core machine).
     const timeoutMs = options.timeoutMs ?? (this.openclawVersion === PINNED_OPENCLAW_VERSION ? undefined : 300_000);
-    return this.#gateway.start(this.baseEnv(), { ...options, timeoutMs });
+    await this.#gateway.start(this.baseEnv(), { ...options, timeoutMs });
+    const tls = options.tlsCertPem ? new X509Certificate(options.tlsCertPem).fingerprint256 : undefined;
+    this.#rpc = await GatewayRpc.connect(
+      this.#processes,
+      {
+        sdk: path.join(path.dirname(this.openclawEntry), "dist", "plugin-sdk", "gateway-runtime.js"),
+        configPath: this.configPath,
+        url: `${tls ? "wss" : "ws"}://127.0.0.1:${this.port}`,
+        ...(tls ? { tlsFingerprint: tls.replaceAll(":", "").toLowerCase() } : {}),
+        cwd: this.runDir,
+        env: this.baseEnv(),
+      },
+      this.#redactor.redact,
+    );
   }
 
   httpStatus(pathname: string, headers: Record<string, string> = {}): Promise<number> {
@@ -181,27 +225,52 @@ export class GatewayHarness implements cli.CommandRunner {
   }
 
   /**
-   * `openclaw gateway call <method> --json` against this gateway. The CLI reads the port and the token from the
-   * isolated config, so the token never appears on argv. Returns the exit code and the parsed JSON; exit 1 with
-   * `{ok:false,error}` means the gateway answered with an error.
+   * The gateway RPC `method`, answered as `openclaw gateway call <method> --json` answers: the exit code and the
+   * parsed JSON; exit 1 with `{ok:false,error}` means the gateway answered with an error. While the gateway this
+   * harness started runs, it goes over the persistent client (rpc.ts), but for the first call of each start;
+   * otherwise, and that first call, through the CLI (cliCall).
    */
   call<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<CallResult<T>> {
-    return cli.call<T>(this, this.port, method, params, timeoutMs);
+    if (this.#rpc && this.#cliProven) return this.#rpc.call<T>(method, params, timeoutMs);
+    // The first call of each gateway start goes through the CLI, so every spec keeps proving that path too.
+    this.#cliProven = this.#rpc !== undefined;
+    return this.cliCall<T>(method, params, timeoutMs);
   }
 
   /** call() that throws unless the gateway answered successfully. */
-  callOk<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<T> {
-    return cli.callOk<T>(this, this.port, method, params, timeoutMs);
+  async callOk<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<T> {
+    const result = await this.call<T>(method, params, timeoutMs);
+    if (result.code !== 0 || result.json === undefined) {
+      throw new Error(this.describeFailure(`gateway call ${method}`, result));
+    }
+    return result.json;
+  }
+
+  /**
+   * `openclaw gateway call <method> --json` against this gateway, a CLI process of its own. The CLI reads the port
+   * and the token from the isolated config, so the token never appears on argv.
+   */
+  cliCall<T = unknown>(method: string, params: unknown = {}, timeoutMs = 30_000): Promise<CallResult<T>> {
+    return cli.call<T>(this, this.port, method, params, timeoutMs);
   }
 
   /** Kills the gateway with SIGKILL, as a crash would (no shutdown handlers run). */
-  killGateway(): Promise<void> {
-    return this.#gateway.kill();
+  async killGateway(): Promise<void> {
+    await this.#gateway.kill();
+    await this.#stopRpc();
   }
 
   /** Stops the gateway (SIGTERM, then SIGKILL after graceMs). */
-  stopGateway(graceMs = 10_000): Promise<void> {
-    return this.#gateway.stop(graceMs);
+  async stopGateway(graceMs = 10_000): Promise<void> {
+    await this.#stopRpc();
+    await this.#gateway.stop(graceMs);
+  }
+
+  async #stopRpc(): Promise<void> {
+    const rpc = this.#rpc;
+    this.#rpc = undefined;
+    this.#cliProven = false;
+    await rpc?.stop();
   }
 
   /** Kills every child this harness started, removes the lock coordinators and the run dir. Idempotent. */

@@ -24,6 +24,8 @@ export interface RunOptions {
 export interface SpawnOptions {
   cwd: string;
   env: Record<string, string | undefined>;
+  /** `pipe` gives the child a stdin the caller writes to; default none. */
+  stdin?: "pipe" | "ignore";
 }
 
 /** How long a tree gets between SIGTERM and SIGKILL unless the caller says otherwise. */
@@ -42,14 +44,14 @@ export class ChildProcesses {
    * Spawns a tracked child, detached so that it leads its own process group, with stdout/stderr piped. It stays
    * tracked until terminate() (or terminateAll()) has ended it and everything it started.
    */
-  spawn(command: string, args: string[], { cwd, env }: SpawnOptions): ChildProcess {
+  spawn(command: string, args: string[], { cwd, env, stdin = "ignore" }: SpawnOptions): ChildProcess {
     const tree = new ProcessTree();
     const owner = guard(tree);
     const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
     const child = spawn(command, args, {
       cwd,
       env: { ...Object.fromEntries(defined), ...owner, ...tree.environment },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [stdin, "pipe", "pipe"],
       detached: true,
     });
     if (child.pid !== undefined) tree.adopt(child.pid);

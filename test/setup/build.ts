@@ -2,11 +2,11 @@
 // a stale build when vitest runs outside `npm test`: it runs `npm run build` once when any output is missing or
 // older than any input. A lock directory serialises builds between test files running in parallel workers.
 
-import { mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { REPO_ROOT } from "../gateway/openclaw.js";
 import { ChildProcesses } from "../gateway/processes.js";
-import { sleep } from "../gateway/wait.js";
+import { withDirLock } from "../support/dir-lock.js";
 
 const INPUTS = ["src", "tsup.config.ts", "package.json", "tsconfig.json", "scripts/manifest.mjs"];
 const OUTPUTS = [
@@ -48,30 +48,10 @@ export function staleness(): string | undefined {
   return undefined;
 }
 
-async function withLock<T>(work: () => Promise<T>): Promise<T> {
-  mkdirSync(path.dirname(LOCK), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > LOCK_STALE_MS) rmSync(LOCK, { recursive: true, force: true }); // a crashed build's lock
-      await sleep(200);
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    rmdirSync(LOCK);
-  }
-}
-
 /** Builds the package (`npm run build`) unless dist/ and the manifest are newer than every source. */
 export async function ensureBuilt(timeoutMs = 240_000): Promise<void> {
   if (!staleness()) return;
-  await withLock(async () => {
+  await withDirLock(LOCK, LOCK_STALE_MS, async () => {
     const reason = staleness();
     if (!reason) return; // another worker built it while this one waited
     const processes = new ChildProcesses((text) => text);

@@ -9,9 +9,13 @@ export const OUR_TEMP_PREFIXES = [
   "vsb-main-job-",
   // test/setup: the run's own TMPDIR (temp-check.ts)
   "vsb-vitest-",
+  // test/setup/run-cache.ts: what spec files of one run share
+  "vsb-run-cache-",
   // the gateway harness and its TLS test host
   "ocgw-test-",
   "ocvsb-host-",
+  // test/gateway/base-images.ts: a spec's emulator data dir
+  "emu-spec-",
   "process-guard-",
   "secret-scan-",
   // emulator specs
