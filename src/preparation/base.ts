@@ -8,6 +8,7 @@
 import type { NodeRuntimePreparation } from "../infra/index.js";
 import type { SandboxBox, SandboxHandle, VercelProject } from "../vercel/index.js";
 import { scrubBox } from "./box.js";
+import { runtimeIdentityOf } from "./key.js";
 import { measureRuntime } from "./runtime-digest.js";
 import { type ImageStore, ImageStoreFullError } from "./store.js";
 import type { ImageRecord, RuntimeDigest } from "./types.js";
@@ -97,6 +98,7 @@ export async function installBase(input: BaseInput): Promise<BaseOutcome> {
       state: "ready",
       runtime: baseline,
       openclawVersion: input.runtime.nodeBootstrap.openclawVersion,
+      runtimeIdentity: runtimeIdentityOf(input.runtime),
     };
     await store.recordImage(record);
     current();

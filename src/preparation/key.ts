@@ -47,6 +47,22 @@ export interface RuntimeIdentity {
   workerBundle: { sha256: string; packageRelativePath: string };
 }
 
+/**
+ * Only the identity of what core hands over (digests, version, names), never its URLs or bearer tokens: what a
+ * base image record keeps, so its key can be recomputed for the same runtime under another profile key.
+ */
+export function runtimeIdentityOf(runtime: RuntimeIdentity): RuntimeIdentity {
+  const { nodeBootstrap, workerBundle } = runtime;
+  return {
+    nodeBootstrap: {
+      sha256: nodeBootstrap.sha256,
+      openclawVersion: nodeBootstrap.openclawVersion,
+      enabledPluginIds: [...nodeBootstrap.enabledPluginIds],
+    },
+    workerBundle: { sha256: workerBundle.sha256, packageRelativePath: workerBundle.packageRelativePath },
+  };
+}
+
 /** The base image key: one per runtime digest and sandbox shape (the profile key). */
 export function baseKeyOf(profileKey: string, runtime: RuntimeIdentity): string {
   return sha256({

@@ -1,6 +1,7 @@
 // The records preparation keeps and reports: warm images, the cold/image choice of each lease, and the
 // diagnostics of each preparation. They are plain JSON (the image store writes them to disk as they are).
 import type { PhaseName, PreparationEvent, RecipeSource } from "../devcontainer/index.js";
+import type { RuntimeIdentity } from "./key.js";
 
 /** One warm image: a Vercel snapshot of a prepared (project) or runtime-only (base), scrubbed sandbox. */
 export interface ImageRecord {
@@ -36,6 +37,11 @@ export interface ImageRecord {
    * the gateway's runtime digest outside a provision, treats a base image of another version as absent.
    */
   openclawVersion?: string;
+  /**
+   * A base image's runtime identity (digests and names, no URL or token): with the profile key it gives the base
+   * key (key.ts), so the key can be checked, or computed for another profile of the same shape.
+   */
+  runtimeIdentity?: RuntimeIdentity;
   /**
    * When a sandbox restored from it right after its capture, before anything ran there, measured `runtime`
    * unchanged. A snapshot never changes, so a worker started from a verified image skips that check.

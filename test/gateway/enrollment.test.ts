@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import type { LocalSandboxApi } from "../../src/emulator/index.js";
+import { type SpecEmulator, startSpecEmulator } from "./base-images.js";
 import { emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 import { TestHost } from "./test-host.js";
@@ -30,6 +31,7 @@ interface Device {
 let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
 let api: LocalSandboxApi | undefined;
+let world: SpecEmulator | undefined;
 const notes: Record<string, unknown> = {};
 
 function gw(): GatewayHarness {
@@ -54,7 +56,9 @@ async function devices(): Promise<{ paired: Device[]; pending: unknown[] }> {
 beforeAll(async () => {
   harness = await GatewayHarness.create();
   host = await TestHost.create();
-  api = await startLocalSandboxApi();
+  // Never seeded (base-images.ts): this spec proves the cold path, the runtime downloaded and installed on VM2.
+  world = await startSpecEmulator();
+  api = world.api;
   await harness.installPlugin(await harness.packPlugin());
   const settings = emulatorSettings(api);
   await harness.patchConfig({
@@ -73,7 +77,7 @@ afterAll(async () => {
   try {
     await harness?.dispose();
   } finally {
-    await api?.close();
+    await world?.close();
     await host?.dispose();
   }
   if (harness)

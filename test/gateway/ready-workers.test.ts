@@ -20,7 +20,9 @@ interface PoolEnvironment {
 const timings: Record<string, number> = {};
 
 describe(`ready workers on openclaw ${NEWEST_OPENCLAW_VERSION}`, () => {
-  const worker = new WorkerGateway(NEWEST_OPENCLAW_VERSION);
+  // Its workers start from the run's base runtime image of this version (base-images.ts): the worker-turn and
+  // enrollment specs prove a cold VM2 on it.
+  const worker = new WorkerGateway(NEWEST_OPENCLAW_VERSION, { seed: true });
   let repo = "";
   /** Per session key: the environment its placement is on. */
   const placed = new Map<string, PoolEnvironment>();

@@ -6,8 +6,9 @@ import { randomUUID } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import type { LocalSandboxApi } from "../../src/emulator/index.js";
 import { GatewayClient } from "../../src/host/index.js";
+import { type SpecEmulator, seedBaseImage, startSpecEmulator } from "./base-images.js";
 import { type Environment, emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness } from "./harness.js";
 import { TestHost } from "./test-host.js";
@@ -17,6 +18,7 @@ const PROFILE = "vsb";
 let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
 let api: LocalSandboxApi | undefined;
+let world: SpecEmulator | undefined;
 let client: GatewayClient | undefined;
 
 function gw(): GatewayHarness {
@@ -35,9 +37,12 @@ async function sandboxes() {
 beforeAll(async () => {
   harness = await GatewayHarness.create();
   host = await TestHost.create();
-  api = await startLocalSandboxApi();
+  // The worker starts from the run's base runtime image when one is published (base-images.ts).
+  world = await startSpecEmulator({ seedVersion: harness.openclawVersion });
+  api = world.api;
   await harness.installPlugin(await harness.packPlugin());
   const settings = emulatorSettings(api);
+  await seedBaseImage(harness.stateDir, settings, world);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
     cloudWorkers: { profiles: { [PROFILE]: { provider: "vercel-sandbox", settings } } },
@@ -62,7 +67,7 @@ afterAll(async () => {
   try {
     await harness?.dispose();
   } finally {
-    await api?.close();
+    await world?.close();
     await host?.dispose();
   }
 }, 180_000);

@@ -1,5 +1,5 @@
 // Issue 23, the worker cap (`maxWorkers`) on the real gateway: the packed plugin in openclaw@2026.9.2 bound to a
-// TLS test host, `vercel-sandbox` profiles on the emulator (warm images off), sessions on managed worktrees of a
+// TLS test host, `vercel-sandbox` profiles on the emulator (warm images off under maxWorkers 1), sessions on managed worktrees of a
 // small repository dispatched to them as the host does. With maxWorkers 1 a second conversation's placement
 // starts the reclaim of the first through the gateway and is refused, retryable (OpenClaw 2026.9.2 runs a reclaim
 // only once no placement is in flight, so it cannot finish inside the placement that needs it); the first's
@@ -14,8 +14,9 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import type { LocalSandboxApi } from "../../src/emulator/index.js";
 import { ScriptedModel, scriptedModelConfig } from "../suspend/scripted-model.js";
+import { type SpecEmulator, seedBaseImage, startSpecEmulator } from "./base-images.js";
 import { destroyedEnvironment, type Environment, emulatorSettings, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 import { TestHost } from "./test-host.js";
@@ -30,6 +31,7 @@ const MARKER = "written-on-the-worker.txt";
 let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
 let api: LocalSandboxApi | undefined;
+let world: SpecEmulator | undefined;
 let repo = "";
 const model = new ScriptedModel();
 
@@ -86,7 +88,8 @@ async function findInState(name: string): Promise<string[]> {
 beforeAll(async () => {
   harness = await GatewayHarness.create();
   host = await TestHost.create();
-  api = await startLocalSandboxApi();
+  world = await startSpecEmulator({ seedVersion: harness.openclawVersion });
+  api = world.api;
   repo = path.join(harness.runDir, "repo");
   await mkdir(repo, { recursive: true });
   await writeFile(path.join(repo, "README.md"), "# cap spec repository\n");
@@ -100,17 +103,21 @@ beforeAll(async () => {
   // editing never holds still long enough for its build to be fresh).
   const pluginDir = process.env.OPENCLAW_TEST_PLUGIN_DIR;
   await harness.installPlugin(await (pluginDir ? harness.packPlugin(pluginDir) : harness.packPlugin()));
-  const settings = { ...emulatorSettings(api), warmImage: false };
+  // maxWorkers 1 keeps warm images off: with project preparation on, 2026.9.2 makes no session workspace on the
+  // worker at dispatch, so the stand-in for an agent's file below would have nowhere to go. maxWorkers 3 places no
+  // session (environments.create) and starts from the run's base runtime image when one is published.
+  const settings = emulatorSettings(api);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
     ...scriptedModelConfig(baseUrl),
     cloudWorkers: {
       profiles: {
-        [ONE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 1 } },
+        [ONE]: { provider: "vercel-sandbox", settings: { ...settings, warmImage: false, maxWorkers: 1 } },
         [THREE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 3 } },
       },
     },
   });
+  await seedBaseImage(harness.stateDir, { ...settings, maxWorkers: 3 }, world);
   await harness.startGateway({
     bind: "custom",
     tlsCertPem: host.certPem,
@@ -124,7 +131,7 @@ afterAll(async () => {
     await harness?.dispose();
   } finally {
     await model.close();
-    await api?.close();
+    await world?.close();
     await host?.dispose();
   }
 }, 180_000);

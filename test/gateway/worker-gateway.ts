@@ -6,7 +6,9 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Sandbox } from "@vercel/sandbox";
-import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
+import { expect } from "vitest";
+import type { LocalSandboxApi } from "../../src/emulator/index.js";
+import { type SpecEmulator, seedBaseImage, startSpecEmulator } from "./base-images.js";
 import { type Environment, emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness } from "./gateway-harness.js";
 import { TestHost } from "./test-host.js";
@@ -17,14 +19,30 @@ export const PROFILE = "vsb";
 /** Releases whose core keeps ready workers (`readyWorkers`, default 1 per project and profile). */
 const READY_WORKER_VERSIONS: readonly string[] = ["2026.9.4", "2026.9.5", "2026.9.6"];
 
+export interface WorkerGatewayOptions {
+  /**
+   * Start from the run's base runtime image of this version (base-images.ts), built once per run by the first spec
+   * file that asks. For versions several spec files provision workers on; a spec that proves the cold path (the
+   * runtime installed on VM2), or the only one of its version, leaves it off (the default).
+   */
+  seed?: boolean;
+}
+
 export class WorkerGateway {
   harness: GatewayHarness | undefined;
   host: TestHost | undefined;
-  api: LocalSandboxApi | undefined;
+  emulatorWorld: SpecEmulator | undefined;
   /** Phase durations (ms) for the version table. */
   readonly timings: Record<string, number> = {};
 
-  constructor(readonly openclawVersion: string) {}
+  constructor(
+    readonly openclawVersion: string,
+    readonly options: WorkerGatewayOptions = {},
+  ) {}
+
+  get api(): LocalSandboxApi | undefined {
+    return this.emulatorWorld?.api;
+  }
 
   get gw(): GatewayHarness {
     if (!this.harness) throw new Error("the gateway was not started (see start())");
@@ -50,7 +68,10 @@ export class WorkerGateway {
     const started = performance.now();
     this.harness = await GatewayHarness.create({ openclawVersion: this.openclawVersion });
     this.host = await TestHost.create();
-    this.api = await startLocalSandboxApi();
+    this.emulatorWorld = await startSpecEmulator(
+      this.options.seed === false ? {} : { seedVersion: this.openclawVersion },
+    );
+    const api = this.emulatorWorld.api;
     await this.harness.installPlugin(await this.harness.packPlugin());
     await prepare?.(this.harness);
     this.timings.installMs = Math.round(performance.now() - started);
@@ -63,17 +84,19 @@ export class WorkerGateway {
             provider: "vercel-sandbox",
             ...(READY_WORKER_VERSIONS.includes(this.openclawVersion) ? { readyWorkers: 0 } : {}),
             ...profile,
-            settings: emulatorSettings(this.api),
+            settings: emulatorSettings(api),
           },
         },
       },
       ...rest,
     });
+    const seeded = await seedBaseImage(this.harness.stateDir, emulatorSettings(api), this.emulatorWorld);
+    this.timings.seededBaseImage = seeded ? 1 : 0;
     await this.harness.startGateway({
       bind: "custom",
       tlsCertPem: this.host.certPem,
-      env: { [TOKEN_ENV]: this.api.credentials.token },
-      secrets: [this.api.credentials.token],
+      env: { [TOKEN_ENV]: api.credentials.token },
+      secrets: [api.credentials.token],
     });
   }
 
@@ -117,6 +140,21 @@ export class WorkerGateway {
     );
   }
 
+  /**
+   * The smoke every release gets (versions.test.ts, and the Codex spec on its release): the packed plugin is
+   * installed and listed, `environments.create` on the profile becomes ready with a real node on a running
+   * sandbox, and destroy leaves no sandbox. Returns the phase timings.
+   */
+  async smoke(): Promise<Record<string, number>> {
+    const listed = await this.gw.ocOk(["plugins", "list", "--json"], { timeoutMs: 120_000 });
+    expect(listed.stdout).toContain("vercel-sandbox");
+    const ready = await this.createReady();
+    expect(ready.worker).toMatchObject({ providerId: "vercel-sandbox", state: "ready" });
+    expect((await this.sandboxes()).map((b) => b.status)).toEqual(["running"]);
+    expect(await this.destroy(ready.id)).toEqual([]);
+    return { ...this.timings, ...this.gw.timings };
+  }
+
   /** A one-commit Git repository (a README titled `title`) in the gateway's run dir, for a session's worktree. */
   async createRepo(title: string): Promise<string> {
     const repo = path.join(this.gw.runDir, "repo");
@@ -134,7 +172,7 @@ export class WorkerGateway {
       await this.harness?.dispose();
     } finally {
       try {
-        await this.api?.close();
+        await this.emulatorWorld?.close();
       } finally {
         await this.host?.dispose();
       }

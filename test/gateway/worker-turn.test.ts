@@ -25,7 +25,9 @@ afterAll(() => {
 });
 
 describe.each([PINNED_OPENCLAW_VERSION, NEWEST_OPENCLAW_VERSION])("a worker turn on openclaw %s", (version) => {
-  const worker = new WorkerGateway(version);
+  // VM2 starts from the run's base runtime image of the version (base-images.ts); the enrollment spec proves the
+  // cold path on both.
+  const worker = new WorkerGateway(version, { seed: true });
   let model: ScriptedModel | undefined;
   let token = "";
   let repo = "";

@@ -6,6 +6,7 @@
 // workers capture one base image per key; no image holds a secret or anything an agent command wrote on a worker.
 import { describe, expect, it } from "vitest";
 import type { ProvisionOptions } from "../../src/infra/worker-types.js";
+import { baseKeyOf } from "../../src/preparation/key.js";
 import { sandboxNameOf } from "../../src/provider/allocation.js";
 import { operationId } from "../provider/fixtures/enrollment-harness.js";
 import { createRepo, runtimePreparation, workerArchive } from "./fixtures.js";
@@ -58,6 +59,15 @@ describe("base runtime images", () => {
     const [base] = await bases();
     expect(d?.baseImageId).toBe(base?.snapshotId);
     expect(base).toMatchObject({ sourceLeaseId: first.leaseId, projectKey: "", baseCommit: "" });
+    // It keeps its runtime's identity, digests and names only (no URL, no bearer token), which gives back its key.
+    expect(baseKeyOf(base!.profileKey, base!.runtimeIdentity!)).toBe(base!.key);
+    expect(Object.keys(base!.runtimeIdentity!.nodeBootstrap).sort()).toEqual([
+      "enabledPluginIds",
+      "openclawVersion",
+      "sha256",
+    ]);
+    expect(Object.keys(base!.runtimeIdentity!.workerBundle).sort()).toEqual(["packageRelativePath", "sha256"]);
+    expect(JSON.stringify(base!.runtimeIdentity)).not.toMatch(/https?:|token|bearer/i);
     expect((await store().images()).find((i) => i.snapshotId === d?.imageId)?.baseImage).toBe(base?.snapshotId);
     // Cold: the runtime install and the enrollment, each one root program.
     expect(rootPrograms(first.leaseId)).toHaveLength(2);
