@@ -1,8 +1,9 @@
 // Codex `remote-exec` on our node lease (issue 20): the gateway runs Codex's app-server against a scripted
 // Responses server on loopback (no model, no key), a session on a worktree is dispatched to a `vercel-sandbox`
 // profile, and the command Codex runs executes on VM2 through the managed exec-server the gateway launches
-// there, after an approval the test gives per attempt. One gateway, one cold VM2 reused by every case; the
-// node disconnect goes last. What VM2 holds is read with separate emulator commands (codex/vm2-probe.ts).
+// there, after an approval the test gives per attempt. One gateway, one VM2 reused by every Codex case; the
+// node disconnect goes last. Before them the release's smoke (versions.test.ts's, for this release) runs here.
+// What VM2 holds is read with separate emulator commands (codex/vm2-probe.ts).
 import { randomBytes } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +107,13 @@ afterAll(async () => {
 function sandboxCreates(): number {
   return worker.emulator.requests().filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes\/?$/.test(r.path)).length;
 }
+
+describe(`the packed plugin on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
+  // The smoke the other releases between the pinned and the newest get (versions.test.ts), on this gateway.
+  it("installs, yields a ready worker, and destroy leaves no sandbox", { timeout: 1_200_000 }, async () => {
+    Object.assign(timings, await worker.smoke());
+  });
+});
 
 describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   it("the dispatched session's command runs on VM2 as its account, after an allow-once approval", {
