@@ -1,9 +1,12 @@
-import { defineConfig } from "vitest/config";
+import { defaultExclude, defineConfig } from "vitest/config";
 import LongestFirstSequencer from "./test/setup/sequencer.js";
+import { realGatewaySpecFiles } from "./test/setup/suites.js";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // `npm run test:fast` (VSB_TEST_FAST=1): without the spec files that start a real gateway (test/setup/suites.ts).
+    exclude: process.env.VSB_TEST_FAST === "1" ? [...defaultExclude, ...realGatewaySpecFiles()] : defaultExclude,
     testTimeout: 60_000,
     hookTimeout: 180_000,
     // Emulator and gateway tests start real processes; two cores keep them honest when run one file at a time.
@@ -14,8 +17,10 @@ export default defineConfig({
     // The longest spec files first (test/setup/sequencer.ts): two workers finish together.
     sequence: { sequencer: LongestFirstSequencer },
     // Each run gets its own TMPDIR and fails if it leaves a temp entry of ours behind (test/setup/temp-check.ts).
-    globalSetup: ["test/setup/temp-check.ts"],
+    // A run cache the spec files share (test/setup/run-cache.ts), removed before the temp check looks.
+    globalSetup: ["test/setup/temp-check.ts", "test/setup/run-cache.ts"],
     // Each failure's reason as it happens, not only in the summary at the end (test/setup/failure-reporter.ts).
-    reporters: ["default", "./test/setup/failure-reporter.ts"],
+    // Each spec file's seconds to the file VSB_TEST_DURATIONS names, for .ci/run (test/setup/durations-reporter.ts).
+    reporters: ["default", "./test/setup/failure-reporter.ts", "./test/setup/durations-reporter.ts"],
   },
 });

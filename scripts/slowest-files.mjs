@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Prints the slowest spec files of a vitest run from the JSON test/setup/durations-reporter.ts wrote
+// (VSB_TEST_DURATIONS): the 15 slowest with their wall seconds, then all files' seconds summed and the run's wall
+// seconds (two workers: the run takes about half the sum when they finish together). `.ci/run` prints it last.
+// Usage: node scripts/slowest-files.mjs <durations.json>
+import { readFileSync } from "node:fs";
+
+const SHOWN = 15;
+
+const file = process.argv[2];
+if (!file) {
+  process.stderr.write("usage: node scripts/slowest-files.mjs <durations.json>\n");
+  process.exit(2);
+}
+let durations;
+try {
+  durations = JSON.parse(readFileSync(file, "utf8"));
+} catch (error) {
+  process.stderr.write(`slowest-files: cannot read ${file}: ${error.message}\n`);
+  process.exit(1);
+}
+
+const files = Object.entries(durations.files ?? {}).sort(([pa, a], [pb, b]) => b - a || pa.localeCompare(pb));
+const slowest = files.slice(0, SHOWN);
+const total = files.reduce((sum, [, s]) => sum + s, 0);
+const figure = (s) => s.toFixed(1);
+const width = Math.max(
+  ...[total, durations.wallSeconds ?? 0, ...slowest.map(([, s]) => s)].map((s) => figure(s).length),
+);
+const row = (s, text) => `${figure(s).padStart(width)} s  ${text}`;
+
+const lines = [`The ${slowest.length} slowest of ${files.length} spec files (wall seconds):`];
+for (const [path, s] of slowest) lines.push(row(s, path));
+lines.push(row(total, `all ${files.length} files together`));
+if (typeof durations.wallSeconds === "number") {
+  const reason = durations.reason && durations.reason !== "passed" ? `, ${durations.reason}` : "";
+  lines.push(row(durations.wallSeconds, `the run, start to end${reason}`));
+}
+process.stdout.write(`${lines.join("\n")}\n`);
