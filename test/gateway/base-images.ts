@@ -9,40 +9,52 @@
 // and writes the record into its gateway's image store under its own profile's key: the same runtime identity
 // (core's digests, which the record keeps) under this emulator's profile key (src/preparation/key.ts). The plugin
 // uses it exactly as one it captured itself; a record whose key it does not compute (another runtime digest) is
-// never used, and that worker starts cold as before. Specs that prove the cold path do not seed.
-import { execFile } from "node:child_process";
+// never used, and that worker starts cold as before. Specs that prove the cold path do not seed. The image is
+// also kept in the machine cache (machine-cache.ts), keyed by our install code and the emulator (machineKeyOf),
+// so a later run on the machine builds none.
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { baseKeyOf, profileKeyOf } from "../../src/preparation/key.js";
 import { ImageStore } from "../../src/preparation/store.js";
 import type { ImageRecord } from "../../src/preparation/types.js";
 import { parseSettings } from "../../src/settings/index.js";
+import { copyTree } from "../support/copy-tree.js";
+import { contentKey, treeParts } from "../support/machine-cache.js";
 import { sharedInRun } from "../support/run-cache.js";
 import { TOKEN_ENV } from "./environments.js";
+import { REPO_ROOT } from "./openclaw.js";
 
-const run = promisify(execFile);
 export const SPEC_EMULATOR_PREFIX = "emu-spec-";
 const RECORD = "image.json";
 
 const entryOf = (version: string) => `base-image-${version}`;
 
 /**
- * A copy of a snapshot's directory as the emulator wrote it: owners (the sandbox's id range), modes, overlay
- * whiteouts (device nodes) and opaque marks (xattrs) kept, which only cp does (Node's fs.cp keeps no owner). Its
- * files are hard links (the base image is 0.5 GB, 36 000 files): an emulator never writes into a snapshot's layer
- * (a sandbox stacks it read-only; what it changes, an owner shift or a flatten, it does on copies of its own), and
- * removing a link leaves the others. Where links cannot be made (another file system), a full copy.
+ * What a kept base image depends on besides core's runtime (whose digests the plugin checks itself, through the
+ * record's key): our own install and capture code (the bootstrap program, preparation) and the emulator that holds
+ * the snapshot (its layer format), read from this checkout, and the Node that runs inside the sandboxes.
  */
-async function copySnapshotDir(from: string, to: string): Promise<void> {
-  const cp = (flags: string) => run("/bin/cp", [flags, "--", from, to], { env: { PATH: "/usr/bin:/bin" } });
+function machineKeyOf(version: string): string {
+  const tree = (relative: string) => treeParts(path.join(REPO_ROOT, relative));
+  return contentKey(
+    version,
+    process.version,
+    ...tree("src/provider/enrollment/program"),
+    ...tree("src/preparation"),
+    ...tree("src/emulator"),
+  );
+}
+
+/** Whether a kept base image's snapshot lives another day (the emulator restores no expired snapshot). */
+function unexpired(dir: string): boolean {
   try {
-    await cp("-al");
+    const saved = JSON.parse(readFileSync(path.join(dir, "snapshot", "record.json"), "utf8")) as { expiresAt?: number };
+    return saved.expiresAt === undefined || saved.expiresAt > Date.now() + 24 * 60 * 60_000;
   } catch {
-    await rm(to, { recursive: true, force: true });
-    await cp("-a");
+    return false;
   }
 }
 
@@ -63,15 +75,19 @@ export interface SpecEmulator {
 export async function startSpecEmulator(options: { seedVersion?: string } = {}): Promise<SpecEmulator> {
   const dataDir = await mkdtemp(path.join(tmpdir(), SPEC_EMULATOR_PREFIX));
   try {
-    const base = options.seedVersion
-      ? (await sharedInRun(entryOf(options.seedVersion), (staging) => buildBaseImage(options.seedVersion!, staging)))
-          ?.dir
+    const version = options.seedVersion;
+    const shared = version
+      ? await sharedInRun(entryOf(version), (staging) => buildBaseImage(version, staging), {
+          machineKey: machineKeyOf(version),
+          usable: unexpired,
+        })
       : undefined;
+    const base = shared?.dir;
     let seeded: ImageRecord | undefined;
     if (base) {
       seeded = JSON.parse(await readFile(path.join(base, RECORD), "utf8")) as ImageRecord;
       await mkdir(path.join(dataDir, "snapshots"), { recursive: true });
-      await copySnapshotDir(path.join(base, "snapshot"), path.join(dataDir, "snapshots", seeded.snapshotId));
+      await copyTree(path.join(base, "snapshot"), path.join(dataDir, "snapshots", seeded.snapshotId));
     }
     const api = await startLocalSandboxApi({
       dataDir,
@@ -123,7 +139,7 @@ export async function seedBaseImage(
 /** Builds the base image of `version` on a gateway of its own (`images warm`) and keeps it in `staging`. */
 async function buildBaseImage(version: string, staging: string): Promise<void> {
   const { WorkerGateway, PROFILE } = await import("./worker-gateway.js");
-  const builder = new WorkerGateway(version);
+  const builder = new WorkerGateway(version, { seed: false });
   try {
     await builder.start();
     const gw = builder.gw;
@@ -143,7 +159,7 @@ async function buildBaseImage(version: string, staging: string): Promise<void> {
     if (!base) throw new Error(`images warm on openclaw ${version} left no ready base image in the store`);
     await api.saveSnapshot(base.snapshotId);
     await mkdir(staging, { recursive: true });
-    await copySnapshotDir(
+    await copyTree(
       path.join(builder.emulatorWorld!.dataDir, "snapshots", base.snapshotId),
       path.join(staging, "snapshot"),
     );

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { machineCacheDir } from "../support/machine-cache.js";
 import { checkNodeForOpenClaw, freePort, parseCliJson, REPO_ROOT } from "./harness.js";
 import { BETWEEN_VERSIONS, GATEWAY_VERSIONS, NEWEST_OPENCLAW_VERSION, openclawEntryOf } from "./versions.js";
 
@@ -31,11 +32,10 @@ describe("gateway harness helpers", () => {
     expect(BETWEEN_VERSIONS).toEqual(GATEWAY_VERSIONS.slice(1, -1));
   });
 
-  it("runs the pinned release from the repo's node_modules and a later one from its own install", () => {
+  it("runs the pinned release from the repo's node_modules and a later one from its own install in the machine cache", () => {
     expect(openclawEntryOf("2026.9.2")).toBe(path.join(REPO_ROOT, "node_modules", "openclaw", "openclaw.mjs"));
-    expect(openclawEntryOf("2026.9.6")).toBe(
-      path.join(REPO_ROOT, ".cache", "openclaw-gateways", "2026.9.6", "node_modules", "openclaw", "openclaw.mjs"),
-    );
+    const later = path.relative(machineCacheDir(), openclawEntryOf("2026.9.6"));
+    expect(later).toMatch(/^openclaw-gateways\/2026\.9\.6-[0-9a-f]{16}\/node_modules\/openclaw\/openclaw\.mjs$/);
     expect(() => openclawEntryOf("2026.9.7")).toThrow(/not one of the tested gateways/);
   });
 

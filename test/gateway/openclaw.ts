@@ -3,6 +3,7 @@
 // install fails with what to do next.
 
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,8 +29,12 @@ export const OPENCLAW_ENTRY = path.join(REPO_ROOT, "node_modules", "openclaw", "
 // not to shorten the first `environments.create` (26.1 s unseeded vs 30.9 s / 27.8 s seeded), because that
 // cost is the per-process node bootstrap archive built in $TMPDIR plus a rescan of the openclaw package; and
 // with `provisionBeforeInstallation: true` (this provider) core does not build a worker bundle before provision.
-/** npm cache for `npm pack` and for the managed `npm install` that `npm-pack:` plugin installs run. */
-export const NPM_CACHE = path.join(REPO_ROOT, ".cache", "npm-gateway-test");
+/**
+ * npm cache for `npm pack`, the managed `npm install` that `npm-pack:` plugin installs run and the side-by-side
+ * gateway installs: npm's own (npm_config_cache, else ~/.npm of the user running the tests), so a machine's
+ * second run downloads nothing again. The harness moves HOME into its run dir, hence named explicitly.
+ */
+export const NPM_CACHE = process.env.npm_config_cache || path.join(homedir(), ".npm");
 
 /**
  * openclaw@2026.9.2 `engines.node`: >=22.22.3 <23 || >=24.15.0 <25 || >=25.9.0; from 2026.9.3 on:

@@ -1,10 +1,13 @@
 // The OpenClaw gateways the real-gateway specs run on: the pinned 2026.9.2 from the repo's own node_modules (the
-// devDependency, locked in package-lock.json), and every later 2026.9.x installed side by side under
-// .cache/openclaw-gateways/<version>, never into the root node_modules. Each install is its own small npm project
-// with the exact version, its own package-lock.json, the repo's install-script allowlist and the repo's .npmrc
-// (release age and strict install scripts stay on), and the shared npm cache of the gateway tests.
+// devDependency, locked in package-lock.json), and every later 2026.9.x installed side by side in the machine
+// cache (test/support/machine-cache.ts) under openclaw-gateways/<version>-<key>, never into the root node_modules;
+// the key is the digest of the install's manifest, the repo's .npmrc and this Node's ABI and platform, so a
+// second clone or run on the machine reuses it. Each install is its own small npm project with the exact version,
+// its own package-lock.json, the repo's install-script allowlist and the repo's .npmrc (release age and strict
+// install scripts stay on), and the npm cache of the gateway tests.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { contentKey, machineCacheDir } from "../support/machine-cache.js";
 import { PINNED_OPENCLAW_VERSION, REPO_ROOT } from "./openclaw.js";
 import { installStaged } from "./staged-install.js";
 
@@ -15,14 +18,19 @@ export const NEWEST_OPENCLAW_VERSION: GatewayVersion = GATEWAY_VERSIONS[GATEWAY_
 /** The releases between the pinned and the newest: each gets the smaller smoke (install, ready, destroy). */
 export const BETWEEN_VERSIONS = GATEWAY_VERSIONS.slice(1, -1);
 
-const GATEWAYS_DIR = path.join(REPO_ROOT, ".cache", "openclaw-gateways");
 /** The directory holding `node_modules/openclaw` for `version`. */
 export function openclawPrefix(version: string): string {
   if (version === PINNED_OPENCLAW_VERSION) return REPO_ROOT;
   if (!(GATEWAY_VERSIONS as readonly string[]).includes(version)) {
     throw new Error(`openclaw ${version} is not one of the tested gateways (${GATEWAY_VERSIONS.join(", ")})`);
   }
-  return path.join(GATEWAYS_DIR, version);
+  const key = contentKey(
+    projectManifest(version),
+    readFileSync(path.join(REPO_ROOT, ".npmrc"), "utf8"),
+    process.versions.modules,
+    `${process.platform}-${process.arch}`,
+  );
+  return path.join(machineCacheDir(), "openclaw-gateways", `${version}-${key}`);
 }
 
 /** The openclaw.mjs of `version`. */
@@ -64,7 +72,7 @@ export async function ensureOpenClaw(version: string): Promise<string> {
   }
   await installStaged({
     prefix,
-    stagingPrefix: path.join(GATEWAYS_DIR, `.${version}-`),
+    stagingPrefix: `${prefix}.staging-`,
     manifest: projectManifest(version),
     what: `openclaw@${version}`,
     complete: (dir) => installedVersion(dir) === version,

@@ -68,9 +68,7 @@ export class WorkerGateway {
     const started = performance.now();
     this.harness = await GatewayHarness.create({ openclawVersion: this.openclawVersion });
     this.host = await TestHost.create();
-    this.emulatorWorld = await startSpecEmulator(
-      this.options.seed === false ? {} : { seedVersion: this.openclawVersion },
-    );
+    this.emulatorWorld = await startSpecEmulator(this.options.seed ? { seedVersion: this.openclawVersion } : {});
     const api = this.emulatorWorld.api;
     await this.harness.installPlugin(await this.harness.packPlugin());
     await prepare?.(this.harness);

@@ -1,16 +1,24 @@
 // The Codex CLI the Codex specs drive: `@openai/codex` at the version `@openclaw/codex` 2026.9.5 pins, installed
-// once from the registry into .cache/codex-cli/<version> (its own small npm project with the repo's .npmrc, so
-// release age and strict install scripts stay on; the package has none), never into the root node_modules.
-import { existsSync } from "node:fs";
+// once from the registry into the machine cache (test/support/machine-cache.ts) under codex-cli/<version>-<key>,
+// the key the digest of its manifest and the repo's .npmrc (its own small npm project with that .npmrc, so release
+// age and strict install scripts stay on; the package has none), never into the root node_modules.
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { contentKey, machineCacheDir } from "../../support/machine-cache.js";
 import { REPO_ROOT } from "../openclaw.js";
 import { installStaged } from "../staged-install.js";
 
 /** The `@openai/codex` that `@openclaw/codex@2026.9.5` depends on (its package.json). */
 export const CODEX_CLI_VERSION = "0.154.0";
 
+function manifestOf(version: string): string {
+  const manifest = { name: "codex-cli-for-specs", private: true, dependencies: { "@openai/codex": version } };
+  return `${JSON.stringify(manifest, null, 2)}\n`;
+}
+
 function prefixOf(version: string): string {
-  return path.join(REPO_ROOT, ".cache", "codex-cli", version);
+  const key = contentKey(manifestOf(version), readFileSync(path.join(REPO_ROOT, ".npmrc"), "utf8"));
+  return path.join(machineCacheDir(), "codex-cli", `${version}-${key}`);
 }
 
 /** The native `codex` binary of the installed platform package (linux x64 only, as the test machines are). */
@@ -34,11 +42,10 @@ export async function ensureCodexCli(version = CODEX_CLI_VERSION): Promise<strin
   }
   const prefix = prefixOf(version);
   if (existsSync(nativeBinary(prefix))) return nativeBinary(prefix);
-  const manifest = { name: "codex-cli-for-specs", private: true, dependencies: { "@openai/codex": version } };
   await installStaged({
     prefix,
     stagingPrefix: `${prefix}-staging-`,
-    manifest: `${JSON.stringify(manifest, null, 2)}\n`,
+    manifest: manifestOf(version),
     what: `@openai/codex@${version} (its native codex binary)`,
     complete: (dir) => existsSync(nativeBinary(dir)),
   });
