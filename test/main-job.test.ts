@@ -8,6 +8,7 @@
 // no sandbox, no snapshot, no process, no host address, no secret on VM1's disk or in its checkpoint. The model's
 // key exists only on this machine: the model refuses requests without it and VM1's firewall adds it on the way out.
 import { execFileSync } from "node:child_process";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Vm1OnDisk } from "../src/main-job/evidence.js";
 import { type MainJob, type MainJobResult, startMainJob } from "../src/main-job/run.js";
@@ -15,6 +16,7 @@ import { PROGRAM_ENV } from "../src/provider/enrollment/program/index.js";
 import { scanForSecret } from "./gateway/files.js";
 import { listProcesses } from "./gateway/process-table.js";
 import { ensureBuilt } from "./setup/build.js";
+import { machineCacheDir } from "./support/machine-cache.js";
 
 const lines: string[] = [];
 let job: MainJob | undefined;
@@ -58,6 +60,10 @@ beforeAll(async () => {
     log: (line) => lines.push(line),
     timers: { idleAfter: "15s", pollInterval: "1s" },
     inspect: scanVm1,
+    // The rerun cache `npm start` keeps in the checkout, kept for the specs in the machine cache instead: a fresh
+    // machine builds VM1's image layers and VM2's base runtime image as before; a later run on the machine reuses
+    // each layer whose key still matches (the gateway's version, the packed plugin's sha256) and the base image.
+    reuse: { dir: path.join(machineCacheDir(), "main-job"), fresh: false },
   });
   try {
     result = await job.done;

@@ -70,9 +70,10 @@ export interface SpecEmulator {
 /**
  * Starts an emulator for a spec. With `seedVersion`, it starts holding the run's base image of that OpenClaw
  * version (restored as the emulator restores its own after a restart), built first if the run has none yet.
- * Outside a run cache (a spec run under another config) it starts empty.
+ * Outside a run cache (a spec run under another config) it starts empty. `token`: the bearer token it requires
+ * (another emulator's, so one gateway variable serves profiles on both), by default a random one.
  */
-export async function startSpecEmulator(options: { seedVersion?: string } = {}): Promise<SpecEmulator> {
+export async function startSpecEmulator(options: { seedVersion?: string; token?: string } = {}): Promise<SpecEmulator> {
   const dataDir = await mkdtemp(path.join(tmpdir(), SPEC_EMULATOR_PREFIX));
   try {
     const version = options.seedVersion;
@@ -91,6 +92,7 @@ export async function startSpecEmulator(options: { seedVersion?: string } = {}):
     }
     const api = await startLocalSandboxApi({
       dataDir,
+      ...(options.token ? { token: options.token } : {}),
       ...(seeded ? { restoreSnapshots: [seeded.snapshotId] } : {}),
     });
     if (seeded && !api.restored.includes(seeded.snapshotId)) {
@@ -159,9 +161,13 @@ async function buildBaseImage(version: string, staging: string): Promise<void> {
     if (!base) throw new Error(`images warm on openclaw ${version} left no ready base image in the store`);
     await api.saveSnapshot(base.snapshotId);
     await mkdir(staging, { recursive: true });
+    // Links: the cache's copy is never a sandbox's (startSpecEmulator copies it whole into each emulator).
     await copyTree(
       path.join(builder.emulatorWorld!.dataDir, "snapshots", base.snapshotId),
       path.join(staging, "snapshot"),
+      {
+        links: true,
+      },
     );
     await writeFile(path.join(staging, RECORD), JSON.stringify(base));
   } finally {

@@ -2,7 +2,7 @@
 // Responses server on loopback (no model, no key), a session on a worktree is dispatched to a `vercel-sandbox`
 // profile, and the command Codex runs executes on VM2 through the managed exec-server the gateway launches
 // there, after an approval the test gives per attempt. One gateway, one VM2 reused by every Codex case; the
-// node disconnect goes last. Before them the release's smoke (versions.test.ts's, for this release) runs here.
+// node disconnect goes last of them. After them the release's smoke (versions.test.ts's, for this release).
 // What VM2 holds is read with separate emulator commands (codex/vm2-probe.ts).
 import { randomBytes } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
@@ -107,13 +107,6 @@ afterAll(async () => {
 function sandboxCreates(): number {
   return worker.emulator.requests().filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes\/?$/.test(r.path)).length;
 }
-
-describe(`the packed plugin on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
-  // The smoke the other releases between the pinned and the newest get (versions.test.ts), on this gateway.
-  it("installs, yields a ready worker, and destroy leaves no sandbox", { timeout: 1_200_000 }, async () => {
-    Object.assign(timings, await worker.smoke());
-  });
-});
 
 describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
   it("the dispatched session's command runs on VM2 as its account, after an allow-once approval", {
@@ -293,5 +286,13 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
     );
     expect(outputsWith(`fresh-42-${marker}`)).toEqual([]);
     expect(approvals().requested()).toBe(requested + 1);
+  });
+});
+
+describe(`the packed plugin on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
+  // The smoke the other releases between the pinned and the newest get (versions.test.ts), on this gateway, after
+  // the Codex cases: its worker then starts from the base runtime image the first dispatch captured.
+  it("installs, yields a ready worker, and destroy leaves no sandbox of it", { timeout: 1_200_000 }, async () => {
+    Object.assign(timings, await worker.smoke());
   });
 });

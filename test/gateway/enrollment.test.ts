@@ -2,18 +2,22 @@
 // test host with its own TLS (so setup codes pin its fingerprint), a `vercel-sandbox` profile on the emulator.
 // `environments.create` runs our provision: the bootstrap on the sandbox downloads and verifies the gateway's
 // real runtime artifact, installs it, the real node connects over wss:// and the environment becomes ready,
-// with a device approved via bootstrap. Destroy removes the sandbox and the node's pairing.
+// with a device approved via bootstrap. Destroy removes the sandbox and the node's pairing. The replay after a
+// gateway killed mid-enrollment runs on a second profile whose emulator starts from the run's base runtime image
+// (base-images.ts): what it proves is core's replay onto the same sandbox, not the runtime install again.
 import { randomUUID } from "node:crypto";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSandboxApi } from "../../src/emulator/index.js";
-import { type SpecEmulator, startSpecEmulator } from "./base-images.js";
+import { type SpecEmulator, seedBaseImage, startSpecEmulator } from "./base-images.js";
 import { emulatorSettings, readyEnvironment, TOKEN_ENV } from "./environments.js";
 import { GatewayHarness, waitFor } from "./harness.js";
 import { TestHost } from "./test-host.js";
 
 const PROVIDER_ID = "vercel-sandbox";
 const PROFILE = "vsb";
+/** The replay case's profile: its own emulator, seeded with the run's base runtime image. */
+const REPLAY_PROFILE = "vsb-replay";
 
 interface Environment {
   id: string;
@@ -32,6 +36,7 @@ let harness: GatewayHarness | undefined;
 let host: TestHost | undefined;
 let api: LocalSandboxApi | undefined;
 let world: SpecEmulator | undefined;
+let replayWorld: SpecEmulator | undefined;
 const notes: Record<string, unknown> = {};
 
 function gw(): GatewayHarness {
@@ -44,8 +49,13 @@ function emulator(): LocalSandboxApi {
   return api;
 }
 
-async function sandboxes() {
-  return (await Sandbox.list({ ...emulator().credentials, fetch: emulator().fetch })).toArray();
+function replayEmulator(): LocalSandboxApi {
+  if (!replayWorld) throw new Error("the replay case's emulator was not started (see beforeAll)");
+  return replayWorld.api;
+}
+
+async function sandboxes(on = emulator()) {
+  return (await Sandbox.list({ ...on.credentials, fetch: on.fetch })).toArray();
 }
 
 async function devices(): Promise<{ paired: Device[]; pending: unknown[] }> {
@@ -59,12 +69,20 @@ beforeAll(async () => {
   // Never seeded (base-images.ts): this spec proves the cold path, the runtime downloaded and installed on VM2.
   world = await startSpecEmulator();
   api = world.api;
+  replayWorld = await startSpecEmulator({ seedVersion: harness.openclawVersion, token: api.credentials.token });
   await harness.installPlugin(await harness.packPlugin());
   const settings = emulatorSettings(api);
+  const replaySettings = emulatorSettings(replayWorld.api);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
-    cloudWorkers: { profiles: { [PROFILE]: { provider: PROVIDER_ID, settings } } },
+    cloudWorkers: {
+      profiles: {
+        [PROFILE]: { provider: PROVIDER_ID, settings },
+        [REPLAY_PROFILE]: { provider: PROVIDER_ID, settings: replaySettings },
+      },
+    },
   });
+  await seedBaseImage(harness.stateDir, replaySettings, replayWorld);
   await harness.startGateway({
     bind: "custom",
     tlsCertPem: host.certPem,
@@ -78,6 +96,7 @@ afterAll(async () => {
     await harness?.dispose();
   } finally {
     await world?.close();
+    await replayWorld?.close();
     await host?.dispose();
   }
   if (harness)
@@ -147,12 +166,12 @@ describe("a vercel-sandbox worker enrolls with the real gateway", () => {
     timeout: 1_200_000,
   }, async () => {
     const h = gw();
-    const target = emulator();
+    const target = replayEmulator();
     const gatewayEnv = { env: { [TOKEN_ENV]: target.credentials.token }, secrets: [target.credentials.token] };
     const before = target.requests().length;
     const create = h.call<Environment>(
       "environments.create",
-      { profileId: PROFILE, idempotencyKey: randomUUID() },
+      { profileId: REPLAY_PROFILE, idempotencyKey: randomUUID() },
       600_000,
     );
     // Stop the gateway once the bootstrap is running on the new sandbox (its first command).
@@ -184,19 +203,19 @@ describe("a vercel-sandbox worker enrolls with the real gateway", () => {
       plugin: (await h.gatewayLogText()).match(/vercel-sandbox vsb_[0-9a-f]+: [a-z-]+(?! [0-9a-z])/g),
     };
     expect(ready.worker?.state).toBe("ready");
-    expect((await sandboxes()).map((b) => b.status)).toEqual(["running"]);
+    expect((await sandboxes(target)).map((b) => b.status)).toEqual(["running"]);
     const creates = target
       .requests()
       .slice(before)
       .filter((r) => r.method === "POST" && /^\/v[23]\/sandboxes\/?$/.test(r.path));
     expect(creates.filter((r) => r.status >= 200 && r.status < 300)).toHaveLength(1);
-    const paired = (await devices()).paired.filter((d) => d.displayName === `Cloud worker ${PROFILE}`);
+    const paired = (await devices()).paired.filter((d) => d.displayName === `Cloud worker ${REPLAY_PROFILE}`);
     expect(paired).toHaveLength(1);
     notes.replayedDeviceId = paired[0]!.deviceId;
     await h.callOk("environments.destroy", { environmentId: ready.id }, 240_000);
     await waitFor(
       "the emulator to hold no sandbox",
-      async () => ((await sandboxes()).length === 0 ? true : undefined),
+      async () => ((await sandboxes(target)).length === 0 ? true : undefined),
       {
         timeoutMs: 240_000,
         intervalMs: 1_000,
@@ -210,6 +229,7 @@ describe("a vercel-sandbox worker enrolls with the real gateway", () => {
     const h = gw();
     const token = emulator().credentials.token;
     expect(JSON.stringify(emulator().requests())).not.toContain(token);
+    expect(JSON.stringify(replayEmulator().requests())).not.toContain(token);
     const scan = await h.scanForSecret(token);
     expect(scan.filesRead).toBeGreaterThan(0);
     expect(scan.matches).toEqual([]);

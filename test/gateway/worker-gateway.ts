@@ -140,16 +140,28 @@ export class WorkerGateway {
 
   /**
    * The smoke every release gets (versions.test.ts, and the Codex spec on its release): the packed plugin is
-   * installed and listed, `environments.create` on the profile becomes ready with a real node on a running
-   * sandbox, and destroy leaves no sandbox. Returns the phase timings.
+   * installed and listed, `environments.create` on the profile becomes ready with a real node on a sandbox of its
+   * own, running, and destroy removes that sandbox. Sandboxes are counted against those that were there before,
+   * so a spec may run it beside workers of its own. Returns the phase timings.
    */
   async smoke(): Promise<Record<string, number>> {
     const listed = await this.gw.ocOk(["plugins", "list", "--json"], { timeoutMs: 120_000 });
     expect(listed.stdout).toContain("vercel-sandbox");
+    const before = (await this.sandboxes()).map((b) => b.name).sort();
     const ready = await this.createReady();
     expect(ready.worker).toMatchObject({ providerId: "vercel-sandbox", state: "ready" });
-    expect((await this.sandboxes()).map((b) => b.status)).toEqual(["running"]);
-    expect(await this.destroy(ready.id)).toEqual([]);
+    const added = (await this.sandboxes()).filter((b) => !before.includes(b.name));
+    expect(added.map((b) => b.status)).toEqual(["running"]);
+    await this.gw.callOk("environments.destroy", { environmentId: ready.id }, 240_000);
+    const left = await waitFor(
+      "the environment's sandbox to be gone",
+      async () => {
+        const names = (await this.sandboxes()).map((b) => b.name).sort();
+        return names.includes(added[0]!.name) ? undefined : names;
+      },
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
+    expect(left).toEqual(before);
     return { ...this.timings, ...this.gw.timings };
   }
 

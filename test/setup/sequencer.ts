@@ -1,27 +1,33 @@
-// Vitest sequencer: the longest spec files start first. On a fresh clone vitest has no timings and starts the
-// largest files first, so the version specs (small files, the longest runs) started last and ran on one worker
-// while the other sat idle (the run's length less half its total file time: 173 s on 2026-12-01). Longest-first
-// keeps that short (100 s on 2026-12-02); it cannot shorten the work itself, which two heavy gateway specs side
-// by side can lengthen. The figures are the seconds each file took in a full CI run (`bash .ci/run` on 2 cores,
-// 2026-12-01); only their order matters, so a file that grows or shrinks a little needs no update here. Files
-// not listed run after these, in vitest's own order.
+// Vitest sequencer: the longest spec files start first, after the few that must start first (FIRST). On a fresh
+// clone vitest has no timings and starts the largest files first, so the version specs (small files, the longest
+// runs) started last and ran on one worker while the other sat idle. Longest-first keeps that short; it cannot
+// shorten the work itself. The figures are the seconds each file took in a full run (`bash .ci/run` on 2 cores,
+// 2026-12-07, its table of the slowest files); only their order matters, so a file that grows or shrinks a little
+// needs no update here. Files not listed run after these, in vitest's own order.
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-/** Seconds per spec file (repository-relative), from the last full CI run; files under ~90 s are left out. */
+/**
+ * Spec files that start before all others, in this order: the first to ask for the base runtime image of each
+ * version several specs start workers from (test/gateway/base-images.ts: worker-turn for 2026.9.2, ready-workers
+ * for 2026.9.6), so the run's two image builds go side by side at its start rather than a later spec waiting for one.
+ */
+export const FIRST: readonly string[] = ["test/gateway/worker-turn.test.ts", "test/gateway/ready-workers.test.ts"];
+
+/** Seconds per spec file (repository-relative), from the last full run; files under ~90 s are left out. */
 export const LONG_SPEC_SECONDS: Readonly<Record<string, number>> = {
-  "test/gateway/versions.test.ts": 855,
-  "test/gateway/worker-cap.test.ts": 838,
-  "test/gateway/codex-remote-exec.test.ts": 779,
-  "test/main-job.test.ts": 706,
-  "test/gateway/worker-turn.test.ts": 678,
-  "test/gateway/ready-workers.test.ts": 604,
-  "test/gateway/versions-enrollment.test.ts": 570,
-  "test/gateway/enrollment.test.ts": 480,
+  "test/gateway/codex-remote-exec.test.ts": 720,
+  "test/main-job.test.ts": 591,
+  "test/gateway/worker-cap.test.ts": 583,
+  "test/gateway/versions.test.ts": 446,
+  "test/gateway/worker-turn.test.ts": 430,
   "test/gateway/cli.test.ts": 339,
-  "test/gateway/suspend-workers.test.ts": 279,
+  "test/gateway/ready-workers.test.ts": 300,
   "test/gateway/embedded.test.ts": 272,
+  "test/gateway/versions-enrollment.test.ts": 270,
+  "test/gateway/enrollment.test.ts": 263,
   "test/gateway/scheduled-wake.test.ts": 201,
   "test/provider/matrix.test.ts": 179,
+  "test/gateway/suspend-workers.test.ts": 178,
   "test/gateway/plugin.test.ts": 177,
   "test/bench.test.ts": 173,
   "test/gateway/suspend-turns.test.ts": 129,
@@ -30,9 +36,20 @@ export const LONG_SPEC_SECONDS: Readonly<Record<string, number>> = {
   "test/gateway/suspend.test.ts": 95,
 };
 
-/** `files` ordered longest first by `seconds` (by repository-relative path); the rest keep their order after. */
-export function longestFirst<T>(files: readonly T[], pathOf: (file: T) => string, seconds = LONG_SPEC_SECONDS): T[] {
-  const weight = (file: T) => seconds[pathOf(file)] ?? -1;
+/**
+ * `files` with those of `first` first (in its order), then the rest longest first by `seconds` (by
+ * repository-relative path); the unlisted keep their order after.
+ */
+export function longestFirst<T>(
+  files: readonly T[],
+  pathOf: (file: T) => string,
+  seconds = LONG_SPEC_SECONDS,
+  first: readonly string[] = FIRST,
+): T[] {
+  const weight = (file: T) => {
+    const at = first.indexOf(pathOf(file));
+    return at >= 0 ? Number.MAX_SAFE_INTEGER - at : (seconds[pathOf(file)] ?? -1);
+  };
   return files
     .map((file, index) => ({ file, index, weight: weight(file) }))
     .sort((a, b) => b.weight - a.weight || a.index - b.index)

@@ -34,7 +34,7 @@ async function publish(from: string, to: string): Promise<void> {
   const staging = `${to}.staging-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   try {
-    await copyTree(from, staging);
+    await copyTree(from, staging, { links: true });
     await rm(to, { recursive: true, force: true });
     await rename(staging, to);
   } finally {
@@ -59,7 +59,7 @@ export async function sharedInRun(
   return withDirLock(`${dir}.lock`, STALE_MS, async () => {
     if (existsSync(dir)) return { dir, made: false, fromMachine: false };
     if (kept && existsSync(kept) && (options.usable?.(kept) ?? true)) {
-      await copyTree(kept, dir);
+      await copyTree(kept, dir, { links: true });
       return { dir, made: false, fromMachine: true };
     }
     const staging = `${dir}.staging`;
