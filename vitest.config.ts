@@ -22,5 +22,7 @@ export default defineConfig({
     // Each failure's reason as it happens, not only in the summary at the end (test/setup/failure-reporter.ts).
     // Each spec file's seconds to the file VSB_TEST_DURATIONS names, for .ci/run (test/setup/durations-reporter.ts).
     reporters: ["default", "./test/setup/failure-reporter.ts", "./test/setup/durations-reporter.ts"],
+    // Each spec file's CPU seconds, with its processes', for that reporter (test/setup/file-cpu.ts).
+    setupFiles: ["test/setup/file-cpu.ts"],
   },
 });

@@ -27,11 +27,18 @@ const figure = (s) => s.toFixed(1);
 const width = Math.max(
   ...[total, durations.wallSeconds ?? 0, ...slowest.map(([, s]) => s)].map((s) => figure(s).length),
 );
-const row = (s, text) => `${figure(s).padStart(width)} s  ${text}`;
+const cpu = durations.cpu ?? {};
+const cpuTotal = Object.values(cpu).reduce((sum, s) => sum + s, 0);
+const cpuWidth = Math.max(4, figure(cpuTotal).length);
+/** A file's CPU seconds (test/setup/file-cpu.ts), when the run recorded them. */
+const cpuOf = (s) => (typeof s === "number" ? `${figure(s).padStart(cpuWidth)} s CPU  ` : "");
+const row = (s, text, c) => `${figure(s).padStart(width)} s  ${cpuOf(c)}${text}`;
 
-const lines = [`The ${slowest.length} slowest of ${files.length} spec files (wall seconds):`];
-for (const [path, s] of slowest) lines.push(row(s, path));
-lines.push(row(total, `all ${files.length} files together`));
+const lines = [
+  `The ${slowest.length} slowest of ${files.length} spec files (wall seconds${cpuTotal ? ", CPU seconds" : ""}):`,
+];
+for (const [path, s] of slowest) lines.push(row(s, path, cpu[path]));
+lines.push(row(total, `all ${files.length} files together`, cpuTotal || undefined));
 if (typeof durations.wallSeconds === "number") {
   const reason = durations.reason && durations.reason !== "passed" ? `, ${durations.reason}` : "";
   lines.push(row(durations.wallSeconds, `the run, start to end${reason}`));

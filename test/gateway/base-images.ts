@@ -2,16 +2,17 @@
 // installs the gateway's runtime with npm (31-98 s, most of it CPU); the plugin keeps a box holding just that
 // runtime as the base image of its key (src/preparation/base.ts), and every later worker of the key starts from
 // it. Each spec file has its own emulator and gateway, so without this each would install the runtime again.
-// The first spec file of a run that asks for the base image of a version builds it under the run cache's lock
-// (run-cache.ts) as a user would, with `openclaw vercel-sandbox images warm` on a gateway of that version, and
-// keeps the snapshot's directory as its emulator saves it for a restart (`saveSnapshot`) with the store's record
-// of it; later ones wait for it. A spec file then starts its emulator holding that snapshot (`restoreSnapshots`)
-// and writes the record into its gateway's image store under its own profile's key: the same runtime identity
-// (core's digests, which the record keeps) under this emulator's profile key (src/preparation/key.ts). The plugin
-// uses it exactly as one it captured itself; a record whose key it does not compute (another runtime digest) is
-// never used, and that worker starts cold as before. Specs that prove the cold path do not seed. The image is
-// also kept in the machine cache (machine-cache.ts), keyed by our install code and the emulator (machineKeyOf),
-// so a later run on the machine builds none.
+// The images-warm spec of the version (images-warm.test.ts) builds it as a user would, with `openclaw
+// vercel-sandbox images warm`, holding the run cache's lock for it (run-cache.ts) from before its gateway starts;
+// it keeps the snapshot's directory as its emulator saves it for a restart (`saveSnapshot`) with the store's record
+// of it. Spec files that need the image wait for it; when that spec is not in the run (a spec run alone) or failed,
+// the first of them builds it the same way on a gateway of its own. A spec file then starts its emulator holding
+// that snapshot (`restoreSnapshots`) and writes the record into its gateway's image store under its own profile's
+// key: the same runtime identity (core's digests, which the record keeps) under this emulator's profile key
+// (src/preparation/key.ts). The plugin uses it exactly as one it captured itself; a record whose key it does not
+// compute (another runtime digest) is never used, and that worker starts cold as before. Specs that prove the
+// cold path do not seed. The image is also kept in the machine cache (machine-cache.ts), keyed by our install
+// code and the emulator (machineKeyOf), so a later run on the machine builds none.
 import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -23,7 +24,7 @@ import type { ImageRecord } from "../../src/preparation/types.js";
 import { parseSettings } from "../../src/settings/index.js";
 import { copyTree } from "../support/copy-tree.js";
 import { contentKey, treeParts } from "../support/machine-cache.js";
-import { sharedInRun } from "../support/run-cache.js";
+import { type Hold, holdInRun, sharedInRun } from "../support/run-cache.js";
 import { TOKEN_ENV } from "./environments.js";
 import { REPO_ROOT } from "./openclaw.js";
 
@@ -58,6 +59,26 @@ function unexpired(dir: string): boolean {
   }
 }
 
+/**
+ * The run cache's directory of the base image of `version`, built first if needed. A build that fails (images
+ * warm broken on that release, which its images-warm spec reports) leaves the caller without one: its workers
+ * start cold, as they would without the run cache.
+ */
+async function runBaseImage(version: string): Promise<string | undefined> {
+  try {
+    const shared = await sharedInRun(entryOf(version), (staging) => buildBaseImage(version, staging), {
+      machineKey: machineKeyOf(version),
+      usable: unexpired,
+    });
+    return shared?.dir;
+  } catch (error) {
+    process.stderr.write(
+      `[base image] none for openclaw ${version}, workers start cold: ${(error as Error).message}\n`,
+    );
+    return undefined;
+  }
+}
+
 /** An emulator on a data dir of its own, removed with it; `close` ends both. */
 export interface SpecEmulator {
   api: LocalSandboxApi;
@@ -77,13 +98,7 @@ export async function startSpecEmulator(options: { seedVersion?: string; token?:
   const dataDir = await mkdtemp(path.join(tmpdir(), SPEC_EMULATOR_PREFIX));
   try {
     const version = options.seedVersion;
-    const shared = version
-      ? await sharedInRun(entryOf(version), (staging) => buildBaseImage(version, staging), {
-          machineKey: machineKeyOf(version),
-          usable: unexpired,
-        })
-      : undefined;
-    const base = shared?.dir;
+    const base = version ? await runBaseImage(version) : undefined;
     let seeded: ImageRecord | undefined;
     if (base) {
       seeded = JSON.parse(await readFile(path.join(base, RECORD), "utf8")) as ImageRecord;
@@ -138,38 +153,53 @@ export async function seedBaseImage(
   return record;
 }
 
-/** Builds the base image of `version` on a gateway of its own (`images warm`) and keeps it in `staging`. */
+/**
+ * The right to make the run's base image of `version` (run-cache.ts): the images-warm spec takes it before its
+ * gateway starts, so that spec files needing the image wait for the one `images warm` builds there instead of
+ * building another. Undefined when the run has it already (or the machine cache had it): nothing to keep then.
+ */
+export function holdBaseImage(version: string): Promise<Hold | undefined> {
+  return holdInRun(entryOf(version), { machineKey: machineKeyOf(version), usable: unexpired });
+}
+
+/**
+ * Keeps, in `staging`, the ready base image the gateway whose state dir is `stateDir` has in its store, as
+ * `emulator` holds it (its snapshot saved for a restart, copied with its store record).
+ */
+export async function keepBaseImage(version: string, stateDir: string, emulator: SpecEmulator, staging: string) {
+  const base = (await ImageStore.inDirectory(stateDir).images()).find(
+    (i) => i.kind === "base" && i.state === "ready" && i.runtimeIdentity,
+  );
+  if (!base) throw new Error(`the gateway of openclaw ${version} has no ready base image in its store`);
+  await emulator.api.saveSnapshot(base.snapshotId);
+  await mkdir(staging, { recursive: true });
+  // Links: the cache's copy is never a sandbox's (startSpecEmulator copies it whole into each emulator).
+  await copyTree(path.join(emulator.dataDir, "snapshots", base.snapshotId), path.join(staging, "snapshot"), {
+    links: true,
+  });
+  await writeFile(path.join(staging, RECORD), JSON.stringify(base));
+}
+
+/**
+ * Builds the base image of `version` on a gateway of its own (`images warm`) and keeps it in `staging`: what a spec
+ * file needing it does when the images-warm spec of its version did not make it (not in this run, or failed).
+ */
 async function buildBaseImage(version: string, staging: string): Promise<void> {
   const { WorkerGateway, PROFILE } = await import("./worker-gateway.js");
   const builder = new WorkerGateway(version, { seed: false });
   try {
     await builder.start();
     const gw = builder.gw;
-    const api = builder.emulator;
     const warm = await gw.oc(["vercel-sandbox", "images", "warm", "--worker-profile", PROFILE, "--json"], {
       timeoutMs: 840_000,
-      env: { [TOKEN_ENV]: api.credentials.token },
+      env: { [TOKEN_ENV]: builder.emulator.credentials.token },
     });
     if (warm.code !== 0) {
       throw new Error(
         `${gw.describeFailure("images warm for the run's base image", warm)}\n${await gw.gatewayLogTail(80)}`,
       );
     }
-    const base = (await ImageStore.inDirectory(gw.stateDir).images()).find(
-      (i) => i.kind === "base" && i.state === "ready" && i.runtimeIdentity,
-    );
-    if (!base) throw new Error(`images warm on openclaw ${version} left no ready base image in the store`);
-    await api.saveSnapshot(base.snapshotId);
-    await mkdir(staging, { recursive: true });
-    // Links: the cache's copy is never a sandbox's (startSpecEmulator copies it whole into each emulator).
-    await copyTree(
-      path.join(builder.emulatorWorld!.dataDir, "snapshots", base.snapshotId),
-      path.join(staging, "snapshot"),
-      {
-        links: true,
-      },
-    );
-    await writeFile(path.join(staging, RECORD), JSON.stringify(base));
+    await keepBaseImage(version, gw.stateDir, builder.emulatorWorld!, staging);
   } finally {
     await builder.dispose();
   }

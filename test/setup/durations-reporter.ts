@@ -20,6 +20,8 @@ export interface Durations {
   reason: TestRunEndReason;
   /** Wall seconds per spec file, by repository-relative path (`/`-separated). */
   files: Record<string, number>;
+  /** CPU seconds per spec file, its worker's with the processes it waited for (test/setup/file-cpu.ts). */
+  cpu?: Record<string, number>;
 }
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
@@ -29,6 +31,7 @@ export default class DurationsReporter implements Reporter {
   private runStart = Date.now();
   private readonly queued = new Map<string, number>();
   private readonly ended = new Map<string, number>();
+  private readonly cpu = new Map<string, number>();
 
   onInit(vitest: Vitest): void {
     this.root = vitest.config.root;
@@ -38,6 +41,7 @@ export default class DurationsReporter implements Reporter {
     this.runStart = Date.now();
     this.queued.clear();
     this.ended.clear();
+    this.cpu.clear();
   }
 
   onTestModuleQueued(testModule: TestModule): void {
@@ -52,6 +56,8 @@ export default class DurationsReporter implements Reporter {
     // Without a queued moment (not seen so far), vitest's own account of the file's phases.
     const ms = start === undefined ? before + collectDuration + setupDuration + duration : Date.now() - start + before;
     this.ended.set(testModule.moduleId, ms);
+    const cpu = (testModule.meta() as { cpuSeconds?: unknown }).cpuSeconds;
+    if (typeof cpu === "number") this.cpu.set(testModule.moduleId, cpu);
   }
 
   onTestRunEnd(
@@ -68,7 +74,8 @@ export default class DurationsReporter implements Reporter {
     }
     const entries = [...this.ended].map(([moduleId, ms]) => [this.relative(moduleId), ms] as const);
     for (const [file, ms] of entries.sort(([, a], [, b]) => b - a)) files[file] = seconds(ms);
-    const durations: Durations = { wallSeconds: seconds(now - this.runStart), reason, files };
+    const cpu = Object.fromEntries([...this.cpu].map(([moduleId, s]) => [this.relative(moduleId), s]));
+    const durations: Durations = { wallSeconds: seconds(now - this.runStart), reason, files, cpu };
     mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
     writeFileSync(target, `${JSON.stringify(durations, null, 2)}\n`);
   }

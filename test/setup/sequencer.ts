@@ -7,11 +7,11 @@
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Spec files that start before all others, in this order: the first to ask for the base runtime image of each
- * version several specs start workers from (test/gateway/base-images.ts: worker-turn for 2026.9.2, ready-workers
- * for 2026.9.6), so the run's two image builds go side by side at its start rather than a later spec waiting for one.
+ * Spec files that start before all others, in this order: the images-warm specs, whose builds are the run's base
+ * runtime images of 2026.9.2 and of the newest release (test/gateway/base-images.ts), so the two go side by side
+ * at the run's start, before the specs that wait for them.
  */
-export const FIRST: readonly string[] = ["test/gateway/worker-turn.test.ts", "test/gateway/ready-workers.test.ts"];
+export const FIRST: readonly string[] = ["test/gateway/images-warm.test.ts", "test/gateway/images-warm-newest.test.ts"];
 
 /** Seconds per spec file (repository-relative), from the last full run; files under ~90 s are left out. */
 export const LONG_SPEC_SECONDS: Readonly<Record<string, number>> = {
@@ -20,7 +20,7 @@ export const LONG_SPEC_SECONDS: Readonly<Record<string, number>> = {
   "test/gateway/worker-cap.test.ts": 583,
   "test/gateway/versions.test.ts": 446,
   "test/gateway/worker-turn.test.ts": 430,
-  "test/gateway/cli.test.ts": 339,
+  "test/gateway/cli.test.ts": 150,
   "test/gateway/ready-workers.test.ts": 300,
   "test/gateway/embedded.test.ts": 272,
   "test/gateway/versions-enrollment.test.ts": 270,

@@ -9,6 +9,8 @@ const KNOWN_REAL_GATEWAY = [
     "codex-remote-exec",
     "embedded",
     "enrollment",
+    "images-warm",
+    "images-warm-newest",
     "plugin",
     "ready-workers",
     "scheduled-wake",
@@ -116,5 +118,17 @@ describe("a spec file's text", () => {
       "test/gateway/versions-enrollment.test.ts",
       "test/other/again.test.ts",
     ]);
+  });
+
+  it("starts one when a helper module it imports does, however deep; a helper alone is no spec", () => {
+    expect(
+      classify({
+        "test/gateway/images-warm.ts": 'import { PROFILE, WorkerGateway } from "./worker-gateway.js";\n',
+        "test/gateway/warm-more.ts": 'import { defineSpec } from "./images-warm.js";\n',
+        "test/gateway/images-warm.test.ts": 'import { defineSpec } from "./warm-more.js";\ndefineSpec("x");\n',
+        "test/gateway/pure.ts": 'import { parseCliJson } from "./cli-output.js";\n',
+        "test/gateway/pure.test.ts": 'import { x } from "./pure.js";\n',
+      }),
+    ).toEqual(["test/gateway/images-warm.test.ts"]);
   });
 });

@@ -93,8 +93,9 @@ function startsGatewayItself(file: string, text: string): boolean {
 }
 
 /**
- * The spec files among `specs` (repository-relative path → text) that need a real gateway, sorted. An imported spec
- * file missing from `specs` counts as not needing one.
+ * The spec files among `specs` (repository-relative path → text of every test module, spec or helper) that need a
+ * real gateway, sorted: through any chain of relative imports (a spec calling a helper that starts one). An
+ * imported module missing from `specs` counts as not needing one.
  */
 export function realGatewaySpecs(specs: ReadonlyMap<string, string>): string[] {
   const verdicts = new Map<string, boolean>();
@@ -108,13 +109,13 @@ export function realGatewaySpecs(specs: ReadonlyMap<string, string>): string[] {
       startsGatewayItself(file, text) ||
       importsOf(text).some(({ specifier }) => {
         const target = resolveRelative(file, specifier);
-        return target?.endsWith(".test.ts") === true && needsGateway(target, visiting);
+        return target !== undefined && needsGateway(target, visiting);
       });
     visiting.delete(file);
     verdicts.set(file, verdict);
     return verdict;
   };
-  return [...specs.keys()].filter((file) => needsGateway(file, new Set())).sort();
+  return [...specs.keys()].filter((file) => file.endsWith(".test.ts") && needsGateway(file, new Set())).sort();
 }
 
 /** Every spec file vitest.config.ts includes (test/**\/*.test.ts), repository-relative with `/`, sorted. */
@@ -126,8 +127,17 @@ export function specFiles(root = REPO_ROOT): string[] {
     .sort();
 }
 
+/** Every TypeScript module under test/ (specs and helpers), repository-relative with `/`, sorted. */
+function testModules(root: string): string[] {
+  return readdirSync(path.join(root, "test"), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"))
+    .filter((file) => !file.split("/").includes("node_modules"))
+    .sort();
+}
+
 /** The spec files of the repository at `root` that need a real gateway (repository-relative, sorted). */
 export function realGatewaySpecFiles(root = REPO_ROOT): string[] {
-  const specs = new Map(specFiles(root).map((file) => [file, readFileSync(path.join(root, file), "utf8")]));
-  return realGatewaySpecs(specs);
+  const modules = new Map(testModules(root).map((file) => [file, readFileSync(path.join(root, file), "utf8")]));
+  return realGatewaySpecs(modules);
 }

@@ -5,12 +5,13 @@ import { mkdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-export async function withDirLock<T>(lock: string, staleMs: number, work: () => Promise<T>): Promise<T> {
+/** Waits for the lock and takes it; the answer releases it. */
+export async function acquireDirLock(lock: string, staleMs: number): Promise<() => void> {
   mkdirSync(path.dirname(lock), { recursive: true });
   for (;;) {
     try {
       mkdirSync(lock);
-      break;
+      return () => rmSync(lock, { recursive: true, force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
@@ -18,9 +19,13 @@ export async function withDirLock<T>(lock: string, staleMs: number, work: () => 
       await sleep(200);
     }
   }
+}
+
+export async function withDirLock<T>(lock: string, staleMs: number, work: () => Promise<T>): Promise<T> {
+  const release = await acquireDirLock(lock, staleMs);
   try {
     return await work();
   } finally {
-    rmSync(lock, { recursive: true, force: true });
+    release();
   }
 }

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { copyTree } from "./copy-tree.js";
-import { withDirLock } from "./dir-lock.js";
+import { acquireDirLock, withDirLock } from "./dir-lock.js";
 import { machineCacheDir } from "./machine-cache.js";
 
 export const RUN_CACHE_ENV = "VSB_TEST_RUN_CACHE";
@@ -20,7 +20,7 @@ export function runCacheDir(): string | undefined {
   return process.env[RUN_CACHE_ENV];
 }
 
-export type Shared = { dir: string; made: boolean; fromMachine: boolean };
+export type Shared = { dir: string; made: boolean };
 
 export interface SharedOptions {
   /** Keep it in the machine cache under `<name>-<machineKey>` too, and start from that copy when there is one. */
@@ -29,8 +29,18 @@ export interface SharedOptions {
   usable?: (dir: string) => boolean;
 }
 
+/** The right to make the run cache's `name`: others wait until `release`; what `publish` put in place they reuse. */
+export interface Hold {
+  /** Where the maker puts it (an empty directory's path, not yet made). */
+  staging: string;
+  /** Moves `staging` into the run cache (and the machine cache); call once, before release. */
+  publish(): Promise<void>;
+  /** Lets the waiting callers go on; without a publish they make it themselves. Idempotent. */
+  release(): Promise<void>;
+}
+
 /** Replaces `to` with a copy of `from`, atomically (a staging copy renamed into place). */
-async function publish(from: string, to: string): Promise<void> {
+async function keep(from: string, to: string): Promise<void> {
   const staging = `${to}.staging-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   try {
@@ -40,6 +50,52 @@ async function publish(from: string, to: string): Promise<void> {
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * Takes the right to make the run cache's `name` (waiting while another caller holds it), for a maker whose work
+ * spans more than one call (a spec that builds it in a test case). Undefined when there is no run cache or when it
+ * is there already (made in this run, or copied from the machine cache now): then there is nothing to make.
+ */
+export async function holdInRun(name: string, options: SharedOptions = {}): Promise<Hold | undefined> {
+  const root = runCacheDir();
+  if (!root) return undefined;
+  const dir = path.join(root, name);
+  const kept = options.machineKey ? path.join(machineCacheDir(), "runs", `${name}-${options.machineKey}`) : undefined;
+  const unlock = await acquireDirLock(`${dir}.lock`, STALE_MS);
+  try {
+    if (existsSync(dir)) {
+      unlock();
+      return undefined;
+    }
+    if (kept && existsSync(kept) && (options.usable?.(kept) ?? true)) {
+      await copyTree(kept, dir, { links: true });
+      unlock();
+      return undefined;
+    }
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+  const staging = `${dir}.staging`;
+  await rm(staging, { recursive: true, force: true });
+  let released = false;
+  return {
+    staging,
+    publish: async () => {
+      await rename(staging, dir);
+      if (kept) await withDirLock(`${kept}.lock`, STALE_MS, () => keep(dir, kept));
+    },
+    release: async () => {
+      if (released) return;
+      released = true;
+      try {
+        await rm(staging, { recursive: true, force: true });
+      } finally {
+        unlock();
+      }
+    },
+  };
 }
 
 /**
@@ -55,22 +111,13 @@ export async function sharedInRun(
   const root = runCacheDir();
   if (!root) return undefined;
   const dir = path.join(root, name);
-  const kept = options.machineKey ? path.join(machineCacheDir(), "runs", `${name}-${options.machineKey}`) : undefined;
-  return withDirLock(`${dir}.lock`, STALE_MS, async () => {
-    if (existsSync(dir)) return { dir, made: false, fromMachine: false };
-    if (kept && existsSync(kept) && (options.usable?.(kept) ?? true)) {
-      await copyTree(kept, dir, { links: true });
-      return { dir, made: false, fromMachine: true };
-    }
-    const staging = `${dir}.staging`;
-    await rm(staging, { recursive: true, force: true });
-    try {
-      await make(staging);
-      await rename(staging, dir);
-    } finally {
-      await rm(staging, { recursive: true, force: true });
-    }
-    if (kept) await withDirLock(`${kept}.lock`, STALE_MS, () => publish(dir, kept));
-    return { dir, made: true, fromMachine: false };
-  });
+  const hold = await holdInRun(name, options);
+  if (!hold) return { dir, made: false };
+  try {
+    await make(hold.staging);
+    await hold.publish();
+  } finally {
+    await hold.release();
+  }
+  return { dir, made: true };
 }
