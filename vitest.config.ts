@@ -9,12 +9,14 @@ export default defineConfig({
     exclude: process.env.VSB_TEST_FAST === "1" ? [...defaultExclude, ...realGatewaySpecFiles()] : defaultExclude,
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    // Emulator and gateway tests start real processes; two cores keep them honest when run one file at a time.
     fileParallelism: true,
     // Each file in its own process: emulator and gateway tests count their own child processes.
     pool: "forks",
-    maxWorkers: 2,
-    // The longest spec files first (test/setup/sequencer.ts): two workers finish together.
+    // Four files at a time on two cores: most spec files wait far more than they compute (an emulator spec runs
+    // ~13 s for ~3 s of CPU, the fault matrix 73 s for 4 s; a gateway spec waits on clocks, turns and npm), so two
+    // workers left the cores idle a third of the run. Per-file CPU is in the slowest-files table (.ci/run).
+    maxWorkers: 4,
+    // The longest spec files first (test/setup/sequencer.ts): the workers finish together.
     sequence: { sequencer: LongestFirstSequencer },
     // Each run gets its own TMPDIR and fails if it leaves a temp entry of ours behind (test/setup/temp-check.ts).
     // A run cache the spec files share (test/setup/run-cache.ts), removed before the temp check looks.

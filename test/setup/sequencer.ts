@@ -26,7 +26,6 @@ export const LONG_SPEC_SECONDS: Readonly<Record<string, number>> = {
   "test/gateway/versions-enrollment.test.ts": 270,
   "test/gateway/enrollment.test.ts": 263,
   "test/gateway/scheduled-wake.test.ts": 201,
-  "test/provider/matrix.test.ts": 179,
   "test/gateway/suspend-workers.test.ts": 178,
   "test/gateway/plugin.test.ts": 177,
   "test/bench.test.ts": 173,

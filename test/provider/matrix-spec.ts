@@ -26,7 +26,6 @@ import {
   expectedOutcome,
   FAULTS,
   type Fault,
-  OPERATIONS,
   type OperationId,
   type Outcome,
   outcomeOf,
@@ -284,22 +283,6 @@ async function runCell(operation: OperationId, call: Call, fault: Fault): Promis
   }
 }
 
-beforeAll(async () => {
-  api = await startLocalSandboxApi();
-  profile = {
-    apiUrl: api.url,
-    tokenEnv: "MATRIX_TOKEN",
-    teamId: api.credentials.teamId,
-    projectId: api.credentials.projectId,
-    timeout: "2m",
-  };
-});
-afterAll(async () => {
-  await api.close();
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  printTable();
-});
-
 function printTable() {
   const lines = rows.map(
     (r) =>
@@ -318,28 +301,51 @@ function printTable() {
   console.log(`fault matrix\n${lines.join("\n")}`);
 }
 
-describe("fault matrix: faults × calls × operations", () => {
-  it.each(OPERATIONS)(
-    "%s: every call it makes, under every fault, ends as the contract asks with no leaked or duplicate sandbox",
-    async (operation) => {
-      const applicable = await baseline(operation);
-      for (const call of CALLS) {
-        if (!applicable.has(call.id)) notApplicable.push({ operation, call: call.id });
-      }
-      // Every operation makes at least one call, so its row of the matrix is never empty.
-      expect(applicable.size).toBeGreaterThan(0);
-      for (const call of CALLS.filter((c) => applicable.has(c.id))) {
-        for (const fault of FAULTS) {
-          const row = await runCell(operation, call, fault);
-          rows.push(row);
-          const cell = `${operation} × ${call.id} × ${fault.id}`;
-          expect.soft(row.actual, cell).toBe(row.expected);
-          expect.soft(row.problems, cell).toEqual([]);
-          expect.soft(row.leaked, `${cell} leaked`).toBe(0);
-          expect.soft(row.duplicates, `${cell} duplicates`).toBe(0);
+/**
+ * The matrix's rows of `operations`, in a spec file of their own (matrix-*.test.ts): each file has its own
+ * emulator, and the rows, whose faults mostly wait (the SDK's retries, a latency past the caller's timeout), run
+ * side by side in the run's workers instead of one after another.
+ */
+export function defineFaultMatrix(operations: readonly OperationId[]): void {
+  beforeAll(async () => {
+    api = await startLocalSandboxApi();
+    profile = {
+      apiUrl: api.url,
+      tokenEnv: "MATRIX_TOKEN",
+      teamId: api.credentials.teamId,
+      projectId: api.credentials.projectId,
+      timeout: "2m",
+    };
+  });
+  afterAll(async () => {
+    await api.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    printTable();
+  });
+
+  describe("fault matrix: faults × calls × operations", () => {
+    it.each(operations)(
+      "%s: every call it makes, under every fault, ends as the contract asks with no leaked or duplicate sandbox",
+      async (operation) => {
+        const applicable = await baseline(operation);
+        for (const call of CALLS) {
+          if (!applicable.has(call.id)) notApplicable.push({ operation, call: call.id });
         }
-      }
-    },
-    600_000,
-  );
-});
+        // Every operation makes at least one call, so its row of the matrix is never empty.
+        expect(applicable.size).toBeGreaterThan(0);
+        for (const call of CALLS.filter((c) => applicable.has(c.id))) {
+          for (const fault of FAULTS) {
+            const row = await runCell(operation, call, fault);
+            rows.push(row);
+            const cell = `${operation} × ${call.id} × ${fault.id}`;
+            expect.soft(row.actual, cell).toBe(row.expected);
+            expect.soft(row.problems, cell).toEqual([]);
+            expect.soft(row.leaked, `${cell} leaked`).toBe(0);
+            expect.soft(row.duplicates, `${cell} duplicates`).toBe(0);
+          }
+        }
+      },
+      600_000,
+    );
+  });
+}
