@@ -1,6 +1,6 @@
 // Issue 23, the worker cap (`maxWorkers`) on the real gateway: the packed plugin in openclaw@2026.9.2 bound to a
-// TLS test host, `vercel-sandbox` profiles on the emulator (warm images off under maxWorkers 1), sessions on managed worktrees of a
-// small repository dispatched to them as the host does. With maxWorkers 1 a second conversation's placement
+// TLS test host, `vercel-sandbox` profiles on the emulator (warm images on, from the run's base runtime image),
+// sessions on managed worktrees of a small repository dispatched to them as the host does. With maxWorkers 1 a second conversation's placement
 // starts the reclaim of the first through the gateway and is refused, retryable (OpenClaw 2026.9.2 runs a reclaim
 // only once no placement is in flight, so it cannot finish inside the placement that needs it); the first's
 // sandbox goes, the file written on its worker is reconciled into its worktree, and the retry is placed; the
@@ -103,21 +103,20 @@ beforeAll(async () => {
   // editing never holds still long enough for its build to be fresh).
   const pluginDir = process.env.OPENCLAW_TEST_PLUGIN_DIR;
   await harness.installPlugin(await (pluginDir ? harness.packPlugin(pluginDir) : harness.packPlugin()));
-  // maxWorkers 1 keeps warm images off: with project preparation on, 2026.9.2 makes no session workspace on the
-  // worker at dispatch, so the stand-in for an agent's file below would have nowhere to go. maxWorkers 3 places no
-  // session (environments.create) and starts from the run's base runtime image when one is published.
+  // Warm images on (the default): every placement starts from the run's base runtime image (base-images.ts), the
+  // first of a project captures its project image and the later ones start from that.
   const settings = emulatorSettings(api);
   await harness.patchConfig({
     gateway: host.gatewayConfig(),
     ...scriptedModelConfig(baseUrl),
     cloudWorkers: {
       profiles: {
-        [ONE]: { provider: "vercel-sandbox", settings: { ...settings, warmImage: false, maxWorkers: 1 } },
+        [ONE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 1 } },
         [THREE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 3 } },
       },
     },
   });
-  await seedBaseImage(harness.stateDir, { ...settings, maxWorkers: 3 }, world);
+  await seedBaseImage(harness.stateDir, settings, world);
   await harness.startGateway({
     bind: "custom",
     tlsCertPem: host.certPem,
@@ -145,12 +144,13 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     await placed(A);
     const [first] = await sandboxNames();
     expect(await sandboxNames()).toHaveLength(1);
-    // A file the agent could have written on A's worker, in its workspace (the copy of the worktree).
+    // A file the agent could have written on A's worker, in its session workspace (the node host's copy of the
+    // worktree; the prepared checkout and core's git seed hold the README too, and are not the workspace).
     const written = await onWorker(
       first as string,
-      `f=$(grep -rl --include=README.md 'cap spec repository' /home 2>/dev/null | head -1); d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"`,
+      `f=$(grep -rl --include=README.md 'cap spec repository' /home 2>/dev/null | grep '/node-host/.*/workspaces/' | head -1); [ -n "$f" ] && d=$(dirname "$f") && echo reconciled > "$d/${MARKER}" && echo "$d"`,
     );
-    expect(written).not.toBe("");
+    expect(written).toMatch(/\/node-host\/.*\/workspaces\//);
     expect(await findInState(MARKER)).toEqual([]);
 
     // At the cap: B's placement starts the reclaim of A (idle) and is refused, retryable, saying so (OpenClaw runs
