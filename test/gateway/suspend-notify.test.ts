@@ -97,14 +97,17 @@ describe("the resident timer notifies the host", () => {
   it("a deadline within the margin notifies with reason deadline, even with a turn in flight", {
     timeout: 300_000,
   }, async () => {
-    // A fresh process (the fence does not survive a restart) whose session limit equals the margin: due at once.
-    await configure({ sessionLimit: "10m", deadlineMargin: "10m" });
+    // A fresh process (the fence does not survive a restart) whose session limit equals the margin: due at once,
+    // and told again every 2 s, so a notification sent while the turn is in flight can be told from one its first
+    // poll may have sent before the turn began (or before the start returned). The failures queued for the last
+    // case go first: a model call of the new process must not fence it.
     model.clearFailures();
-    const from = received.length;
+    await configure({ sessionLimit: "10m", deadlineMargin: "10m", renotifyAfter: "2s" });
     await send("keep me busy");
     await waitFor("the turn to be in flight", async () => (model.held > 0 ? true : undefined), { timeoutMs: 90_000 });
+    const from = received.length;
     const reasons = await waitFor(
-      "a deadline notification",
+      "a deadline notification while the turn is in flight",
       async () => {
         const all = await reasonsSince(from);
         return all.includes("deadline") ? all : undefined;
