@@ -11,14 +11,29 @@ import { syncDirectRoutes } from "./egress-routes.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
-import { SANDBOX_CA_BUNDLE, SANDBOX_NODE_PREFIX } from "./image.js";
+import { SANDBOX_CA_BUNDLE, SANDBOX_NODE_PREFIX, SANDBOX_USER } from "./image.js";
 import { asciiJson, startNdjson } from "./ndjson.js";
 import { commandPayload, SANDBOX_HOME } from "./payloads.js";
 import type { SessionRecord } from "./registry.js";
 
 const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-/** A program's environment in the sandbox: the image's defaults, the proxy, the sandbox's env, then its own. */
+/**
+ * What sudo adds for a `sudo: true` command: Vercel runs it through the image's sudo, which always names the caller
+ * (the sandbox's default user) in SUDO_USER/SUDO_UID/SUDO_GID, and is configured not to reset the environment nor
+ * PATH, with HOME /root (the SDK's README, "Sudo access"; docs in ../shared/reference/vercel-sandbox-api.md).
+ */
+const SUDO_CALLER = {
+  SUDO_USER: SANDBOX_USER.name,
+  SUDO_UID: String(SANDBOX_USER.uid),
+  SUDO_GID: String(SANDBOX_USER.gid),
+};
+
+/**
+ * A program's environment in the sandbox: the image's defaults, the proxy, the sandbox's env, then its own. Under
+ * sudo the same (PATH unchanged), as root (HOME, USER, LOGNAME) and naming its caller (SUDO_*), which sudo sets
+ * after the environment it keeps, so the caller's env cannot change them.
+ */
 export function commandEnv(
   ctx: Pick<EmulatorState, "registry" | "nodeBinDir">,
   session: SessionRecord,
@@ -41,6 +56,7 @@ export function commandEnv(
     ...proxy,
     ...(sandbox?.env ?? {}),
     ...own,
+    ...(sudo ? SUDO_CALLER : {}),
   };
 }
 
