@@ -286,6 +286,8 @@ describe(`Codex remote-exec on openclaw ${CODEX_GATEWAY_VERSION}`, () => {
     );
     expect(outputsWith(`fresh-42-${marker}`)).toEqual([]);
     expect(approvals().requested()).toBe(requested + 1);
+    // "Runs nothing anywhere": neither the disconnected attempt nor the offline one made a sandbox to run it on.
+    expect(timings.offlineAttemptSandboxes).toBe(0);
   });
 });
 
