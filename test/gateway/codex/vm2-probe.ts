@@ -26,17 +26,44 @@ export function pidsOf(vm2: () => Promise<Sandbox>, tag: string): Promise<string
   );
 }
 
-/** Which of `pids` still name a live (not zombie) process on the box. */
+/**
+ * Which of `pids` still name a live (not zombie) process on the box. Each pid is answered "alive" or "dead" by
+ * reading its /proc entry as root; a probe that fails, or leaves any pid unanswered, could not tell, and throws:
+ * an error is never evidence that a process ended.
+ */
 export async function alive(box: Sandbox, pids: string[]): Promise<string[]> {
-  const out = await sh(
-    box,
-    'for p in "$@"; do if kill -0 "$p" 2>/dev/null && ! grep -q "^[0-9]* ([^)]*) Z" "/proc/$p/stat" 2>/dev/null; then echo "$p"; fi; done',
-    pids,
+  if (pids.some((p) => !/^\d{1,9}$/.test(p))) throw new Error(`not pids: ${JSON.stringify(pids)}`);
+  // A pid without /proc/<pid> is dead; one whose stat says Z is a zombie (dead too); any other stat is alive. A
+  // stat that exists but cannot be read leaves the loop with an error (set -e), not a verdict.
+  const script = [
+    "set -eu",
+    'for p in "$@"; do',
+    '  if [ ! -e "/proc/$p" ]; then echo "$p dead"; continue; fi',
+    '  stat=$(cat "/proc/$p/stat" 2>/dev/null) || { [ ! -e "/proc/$p" ] && echo "$p dead" && continue; exit 3; }',
+    '  case "$stat" in *") Z "*) echo "$p dead" ;; *) echo "$p alive" ;; esac',
+    "done",
+  ].join("\n");
+  const done = await box.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...pids], sudo: true });
+  const [out, err] = [await done.stdout(), await done.stderr()];
+  const verdicts = new Map(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ") as [string, string]),
   );
-  return out.split("\n").filter(Boolean);
+  const untold = pids.filter((p) => !["alive", "dead"].includes(verdicts.get(p) ?? ""));
+  if (done.exitCode !== 0 || untold.length > 0) {
+    throw new Error(
+      `could not tell whether ${untold.join(", ") || pids.join(", ")} live (exit ${done.exitCode}): ${err.slice(-300)}`,
+    );
+  }
+  return pids.filter((p) => verdicts.get(p) === "alive");
 }
 
-/** Waits until none of `pids` is alive on VM2; returns how long that took (ms). */
+/**
+ * Waits until none of `pids` is alive on VM2; returns how long that took (ms). A round that could not tell counts
+ * as not yet gone: only an answer "dead" for every pid ends the wait (else it times out, naming the last error).
+ */
 export async function gone(vm2: () => Promise<Sandbox>, pids: string[], what: string): Promise<number> {
   const started = performance.now();
   await waitFor(what, async () => ((await alive(await vm2(), pids)).length === 0 ? true : undefined), {
