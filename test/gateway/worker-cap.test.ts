@@ -74,9 +74,12 @@ async function placed(key: string) {
 }
 
 /** Runs a shell script on the sandbox named `name` (the worker), as the emulator's API lets a test. */
-async function onWorker(name: string, script: string): Promise<string> {
+async function onWorker(
+  name: string,
+  script: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const done = await (await Sandbox.get({ ...emulator(), name })).runCommand("sh", ["-c", script]);
-  return (await done.stdout()).trim();
+  return { code: done.exitCode, stdout: (await done.stdout()).trim(), stderr: await done.stderr() };
 }
 
 /** Files named `name` under the gateway's state dir (the managed worktrees live there). */
@@ -146,11 +149,17 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     expect(await sandboxNames()).toHaveLength(1);
     // A file the agent could have written on A's worker, in its session workspace (the node host's copy of the
     // worktree; the prepared checkout and core's git seed hold the README too, and are not the workspace).
+    // Found by path (no grep over the whole of /home whose errors would have to be ignored); the script fails,
+    // saying why, when there is no such workspace, and reads the file back so the write itself is proven.
     const written = await onWorker(
       first as string,
-      `f=$(grep -rl --include=README.md 'cap spec repository' /home 2>/dev/null | grep '/node-host/.*/workspaces/' | head -1); [ -n "$f" ] && d=$(dirname "$f") && echo reconciled > "$d/${MARKER}" && echo "$d"`,
+      `set -eu; f=$(find /home -path '*/node-host/*/workspaces/*' -name README.md -type f | head -1); [ -n "$f" ] || { echo "no session workspace holds README.md" >&2; exit 1; }; grep -q 'cap spec repository' "$f"; d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"; cat "$d/${MARKER}"`,
     );
-    expect(written).toMatch(/\/node-host\/.*\/workspaces\//);
+    expect(written).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: expect.stringMatching(/\/node-host\/.*\/workspaces\/.*\nreconciled$/),
+    });
     expect(await findInState(MARKER)).toEqual([]);
 
     // At the cap: B's placement starts the reclaim of A (idle) and is refused, retryable, saying so (OpenClaw runs
@@ -186,17 +195,22 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
   it("while the placed conversation is in an active turn, the other's placement is refused at once, saying so", {
     timeout: 600_000,
   }, async () => {
-    const sent = await gw().call("chat.send", { sessionKey: A, message: "hello", idempotencyKey: randomUUID() });
-    if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
-    await waitFor("the turn's model call to be held", async () => (model.held > 0 ? true : undefined), {
-      timeoutMs: 300_000,
-    });
-    const before = await sandboxNames();
-    const refused = await place(B);
-    expect(refused.code).not.toBe(0);
-    expect(refused.text).toContain("maxWorkers 1 reached and every worker is busy");
-    expect(await sandboxNames()).toEqual(before);
-    model.releaseAll();
+    try {
+      const sent = await gw().call("chat.send", { sessionKey: A, message: "hello", idempotencyKey: randomUUID() });
+      if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
+      await waitFor("the turn's model call to be held", async () => (model.held > 0 ? true : undefined), {
+        timeoutMs: 300_000,
+      });
+      const before = await sandboxNames();
+      expect(before).toHaveLength(1);
+      const refused = await place(B);
+      expect(refused.code).not.toBe(0);
+      expect(refused.text).toContain("maxWorkers 1 reached and every worker is busy");
+      expect(await sandboxNames()).toEqual(before);
+    } finally {
+      // A held turn left behind would hold the worker busy for the next case, whatever failed here.
+      model.releaseAll();
+    }
   });
 });
 
