@@ -32,6 +32,11 @@ let token = "";
 let schedule: WakeSchedule | undefined;
 const received: WakeNotification[] = [];
 const bodies: string[] = [];
+/** The signature headers each received body came with, as sent (for replaying one exactly). */
+const signatures: Array<Record<string, string>> = [];
+/** The host's one nonce store, as a real host keeps it: a nonce seen once is refused after, whatever the body. */
+const nonces = new MemoryNonceStore();
+const SIGNATURE_HEADERS = Object.keys(signNotification("", ""));
 
 function gw(): GatewayHarness {
   if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
@@ -49,7 +54,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks).toString("utf8");
   if (notificationKind(body) !== "wake") return res.writeHead(202).end();
-  const verified = await verifyWakeNotification({ secret, headers: req.headers, body, nonces: new MemoryNonceStore() });
+  const verified = await verifyWakeNotification({ secret, headers: req.headers, body, nonces });
   if (!verified.ok) return res.writeHead(401).end(verified.reason);
   const outcome = await wakes().accept(verified.notification);
   const n = verified.notification;
@@ -58,6 +63,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
   );
   received.push(verified.notification);
   bodies.push(body);
+  signatures.push(Object.fromEntries(SIGNATURE_HEADERS.map((h) => [h, String(req.headers[h])])));
   res.writeHead(outcome === "accepted" ? 200 : 409).end(outcome);
 }
 
@@ -210,5 +216,11 @@ describe("scheduled wake: the gateway's cron run times reach the host", () => {
     });
     expect(answer.status).toBe(409);
     expect((await wakes().latest())?.snapshot.revision).toBe(removed.snapshot.revision);
+
+    // The latest snapshot replayed exactly as the plugin sent it (same nonce and signature, within the window):
+    // refused as a replay by the host's nonce store, before its revision is even looked at.
+    const at = received.indexOf(removed);
+    const replay = await fetch(notifyUrl, { method: "POST", headers: signatures[at], body: bodies[at] as string });
+    expect([replay.status, await replay.text()]).toEqual([401, "replayed"]);
   });
 });
