@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Vm1OnDisk } from "../src/main-job/evidence.js";
 import { type MainJob, type MainJobResult, startMainJob } from "../src/main-job/run.js";
 import { PROGRAM_ENV } from "../src/provider/enrollment/program/index.js";
-import { scanForSecret } from "./gateway/files.js";
 import { listProcesses } from "./gateway/process-table.js";
 import { ensureBuilt } from "./setup/build.js";
 import { machineCacheDir } from "./support/machine-cache.js";
+import { scanForSecret } from "./support/secret-scan.js";
 
 const lines: string[] = [];
 let job: MainJob | undefined;

@@ -2,12 +2,12 @@
 // VM2 and not on VM1, and its line holds what only running the command yields; which gateway process instance
 // answers (a wake must start a fresh one); what the plugin logged for the worker it provisioned; that no secret
 // reached VM1's gateway tree; and where, on this machine, VM1's disk and checkpoints are for a fuller scan.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Sandbox } from "@vercel/sandbox";
 import { GatewayClient } from "../host/index.js";
+import { type SecretScanReport, scanHere, secretScanCommand, secretScanReport } from "../infra/index.js";
 import { GATEWAY_LOG, ROOT, sh } from "./vm1.js";
 
 export const PROOF_FILE = "/tmp/main-job-proof.txt";
@@ -107,30 +107,31 @@ export async function runtimeArchives(vm1: Sandbox): Promise<Array<{ startedMs: 
   return found.sort((a, b) => a.startedMs - b.startedMs);
 }
 
-// Reads the secrets from its environment and walks the gateway's tree (not node_modules): argv holds no secret.
-export const SECRET_SCAN = `
-const fs = require("node:fs"), path = require("node:path");
-const secrets = ["S1", "S2", "S3"].map((k) => process.env[k]).filter(Boolean);
-const hits = [];
-const walk = (dir) => {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) { if (entry.name !== "node_modules") walk(full); continue; }
-    if (!entry.isFile() || fs.statSync(full).size > 64 * 1024 * 1024) continue;
-    const text = fs.readFileSync(full, "latin1");
-    if (secrets.some((s) => text.includes(s))) hits.push(full);
-  }
-};
-walk(process.argv[1]);
-process.stdout.write(JSON.stringify(hits));
-`;
+/** What the scan of VM1's gateway tree leaves out, and why. */
+const GATEWAY_TREE_SKIP = [
+  { name: "node_modules", why: "packages npm installed from the registry before the gateway held any secret" },
+];
 
-/** Files under VM1's gateway tree that hold any of `secrets`. */
-export async function secretsOnDisk(vm1: Sandbox, secrets: string[]): Promise<string[]> {
-  const env = Object.fromEntries(secrets.map((s, i) => [`S${i + 1}`, s]));
-  const done = await vm1.runCommand({ cmd: "node", args: ["-e", SECRET_SCAN, ROOT], env });
-  if (done.exitCode !== 0) throw new Error(`the secret scan failed on VM1: ${(await done.stderr()).slice(-500)}`);
-  return JSON.parse((await done.stdout()) || "[]") as string[];
+/**
+ * Files under VM1's gateway tree (`root`) that hold any of `secrets` (every one given: the gateway's, Vercel's and
+ * the notify tokens and the model key), by the one secret scan (infra) run as root on VM1: the secrets in its
+ * environment only, a canary it must find, and any file it cannot read an error.
+ */
+export async function secretsOnDisk(
+  vm1: Pick<Sandbox, "runCommand">,
+  secrets: string[],
+  root: string = ROOT,
+): Promise<string[]> {
+  const needles = Object.fromEntries(secrets.map((s, i) => [`secret #${i + 1}`, s]));
+  const { args, env } = secretScanCommand({ roots: [root], needles, skip: GATEWAY_TREE_SKIP });
+  const done = await vm1.runCommand({ cmd: "node", args, env, sudo: true });
+  let report: SecretScanReport;
+  try {
+    report = secretScanReport(done.exitCode, await done.stdout(), await done.stderr());
+  } catch (error) {
+    throw new DiskScanError(`the secret scan failed on VM1: ${(error as Error).message}`);
+  }
+  return [...new Set(Object.values(report.hits).flat())].sort();
 }
 
 export class DiskScanError extends Error {
@@ -138,24 +139,14 @@ export class DiskScanError extends Error {
 }
 
 /**
- * The files under `dirs` (on this machine: VM1's layer and checkpoints, vm1OnDisk) that hold `secret`, found by
- * `grep -rlF` with the pattern on its stdin (never in argv). Device files, FIFOs and sockets are skipped; an
- * unreadable file fails the scan (it could hold the secret).
+ * The files under `dirs` (on this machine: VM1's layer and checkpoints, vm1OnDisk) that hold `secret`, by the one
+ * secret scan (infra), its canary planted in each dir for the scan and removed after. An unreadable file fails it.
  */
-export function filesHolding(dirs: string[], secret: string): Promise<string[]> {
-  if (dirs.length === 0) return Promise.reject(new DiskScanError("no directory to scan"));
-  if (secret === "" || secret.includes("\n")) return Promise.reject(new DiskScanError("a secret must be one line"));
-  return new Promise((resolve, reject) => {
-    const grep = spawn("grep", ["-rlF", "-D", "skip", "-f", "-", "--", ...dirs], { stdio: ["pipe", "pipe", "pipe"] });
-    const [out, err]: [Buffer[], Buffer[]] = [[], []];
-    grep.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    grep.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    grep.once("error", reject);
-    grep.once("close", (code) => {
-      const files = Buffer.concat(out).toString("utf8").split("\n").filter(Boolean);
-      if (code === 0 || code === 1) return resolve(files);
-      reject(new DiskScanError(`the scan of VM1's disk failed: ${Buffer.concat(err).toString("utf8").slice(-500)}`));
-    });
-    grep.stdin.end(`${secret}\n`);
-  });
+export async function filesHolding(dirs: string[], secret: string): Promise<string[]> {
+  if (dirs.length === 0) throw new DiskScanError("no directory to scan");
+  try {
+    return (await scanHere({ roots: dirs, needles: { secret } })).hits.secret ?? [];
+  } catch (error) {
+    throw new DiskScanError(`the scan of VM1's disk failed: ${(error as Error).message}`);
+  }
 }

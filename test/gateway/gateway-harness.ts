@@ -14,10 +14,10 @@ import { createHash, randomBytes, X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { sharedInRun } from "../support/run-cache.js";
+import { type SecretScan, scanForSecret } from "../support/secret-scan.js";
 import * as cli from "./cli.js";
 import { type CallResult, describeFailure } from "./cli-output.js";
 import { initialConfig, readConfig, writeConfig, writePatchFile } from "./config.js";
-import { type SecretScan, scanForSecret } from "./files.js";
 import { freePort } from "./free-port.js";
 import { GatewayProcess, type StartOptions } from "./gateway-process.js";
 import { createRunLayout, isolatedEnv, type RunLayout, removeRunDir } from "./isolation.js";
@@ -217,11 +217,17 @@ export class GatewayHarness implements cli.CommandRunner {
   }
 
   /**
-   * Scans every file under the run dir (state, config, logs, tmp; tarballs and node_modules skipped) for
-   * `needle`: the files that contain it and how many were read. Throws on a file it cannot read.
+   * Scans every file under the run dir (state, config, logs, tmp, tarballs; node_modules skipped) for `needle`
+   * with the one secret scan (test/support/secret-scan.ts): the files that contain it and how many were read.
+   * Throws on a file it cannot read, and when it does not find the canary it plants.
    */
   scanForSecret(needle: string): Promise<SecretScan> {
-    return scanForSecret(this.runDir, needle);
+    return scanForSecret(this.runDir, needle, {
+      skip: [{ name: "node_modules", why: "packages npm installed from the registry before the run held a secret" }],
+      // The gateway runs while it is scanned: a file it renamed or removed since the listing is read under its new
+      // name, or is gone with what it held.
+      tolerate: { ENOENT: "the running gateway renamed or removed it while the scan walked" },
+    });
   }
 
   /**

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSandboxApi, startLocalSandboxApi } from "../../src/emulator/index.js";
 import { listCheckpoints } from "../../src/host/vm.js";
 import { vm1OnDisk } from "../../src/main-job/evidence.js";
-import { scanForSecret } from "../gateway/files.js";
+import { scanForSecret } from "../support/secret-scan.js";
 
 let dir = "";
 let api: LocalSandboxApi | undefined;

@@ -1,30 +1,43 @@
-// The secret scan the job runs on VM1, run here on a local tree: it names the files holding a secret, skips
-// node_modules, and takes the secrets from its environment only. The proof command, run here with sh: its line holds
+// The secret scan the job runs on VM1, run here on a local tree: it names the files holding any of the secrets it
+// is given (all four, the model key too), skips node_modules, and takes the secrets from its environment only. The proof command, run here with sh: its line holds
 // what only running it yields, and survives the redaction OpenClaw applies to tool output before the model sees it.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { expectedProof, proofCommand, SECRET_SCAN } from "../../src/main-job/evidence.js";
+import { expectedProof, proofCommand, secretsOnDisk } from "../../src/main-job/evidence.js";
 
 let dir = "";
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("the secret scan", () => {
-  it("names every file holding a secret outside node_modules, and none other", () => {
+/** VM1 stood in for by this machine: `runCommand` runs the command here, as the box would (node, env only). */
+const local = {
+  runCommand: async ({ cmd, args, env }: { cmd: string; args?: string[]; env?: Record<string, string> }) => {
+    const done = spawnSync(cmd === "node" ? process.execPath : cmd, args ?? [], { env, encoding: "utf8" });
+    return { exitCode: done.status, stdout: async () => done.stdout, stderr: async () => done.stderr };
+  },
+} as unknown as Parameters<typeof secretsOnDisk>[0];
+
+describe("the secret scan of VM1's gateway tree", () => {
+  it("names every file holding any of the secrets given, the fourth (the model key) too, outside node_modules", async () => {
     dir = mkdtempSync(path.join(tmpdir(), "vsb-scan-"));
+    const secrets = [1, 2, 3, 4].map((i) => `secret-${i}-${randomBytes(8).toString("hex")}`);
     mkdirSync(path.join(dir, "state", "deep"), { recursive: true });
     mkdirSync(path.join(dir, "node_modules", "x"), { recursive: true });
     writeFileSync(path.join(dir, "state", "openclaw.json"), '{"gateway":{"auth":{"mode":"token"}}}');
-    writeFileSync(path.join(dir, "state", "deep", "leak.log"), "token=abc123secretvalue!");
-    writeFileSync(path.join(dir, "node_modules", "x", "ignored.js"), "abc123secretvalue");
-    const out = execFileSync(process.execPath, ["-e", SECRET_SCAN, dir], {
-      env: { S1: "abc123secretvalue", S2: "another-secret-value" },
-      encoding: "utf8",
-    });
-    expect(JSON.parse(out)).toEqual([path.join(dir, "state", "deep", "leak.log")]);
+    writeFileSync(path.join(dir, "state", "deep", "leak.log"), `token=${secrets[0]}!`);
+    writeFileSync(path.join(dir, "state", "model.bin"), Buffer.from(`\0\0${secrets[3]}\0`));
+    writeFileSync(path.join(dir, "node_modules", "x", "ignored.js"), secrets[1]!);
+    expect(await secretsOnDisk(local, secrets, dir)).toEqual([
+      path.join(dir, "state", "deep", "leak.log"),
+      path.join(dir, "state", "model.bin"),
+    ]);
+    expect(await secretsOnDisk(local, secrets.slice(1, 3), dir)).toEqual([]);
+    // What it cannot scan fails it: a root that is not there.
+    await expect(secretsOnDisk(local, secrets, path.join(dir, "gone"))).rejects.toThrow(/secret scan failed on VM1/);
   });
 });
 
