@@ -26,15 +26,20 @@ export const KERNEL_VIEWS: SecretScanSkip[] = [
 const UNMAPPED = 65_534;
 
 /**
- * A box's whole disk: `/` but the kernel's views; on the emulator, the host's files under the shared /usr that the
- * sandbox's root may not read are owned by unmapped ids (shown as 65534) and skipped as such, by that reason.
+ * A box's whole disk: `/` but the kernel's views and the read-only /usr; on the emulator, the host's files in its
+ * read-only bind mounts that the sandbox's root may not read are owned by unmapped ids (shown as 65534) and
+ * skipped as such, by that reason.
  */
 export const WHOLE_DISK = {
   roots: ["/"],
-  skip: KERNEL_VIEWS,
+  skip: [
+    ...KERNEL_VIEWS,
+    // holder-script.ts mounts it as an overlay of lower layers only: nothing in a box can write to it.
+    { path: "/usr", why: "read-only in the emulator's boxes (the image's /usr over the host's, no upper layer)" },
+  ],
   unreadableOwner: {
     uid: UNMAPPED,
-    why: "the host's own file under the emulator's shared /usr (an unmapped owner): no program in the box wrote it",
+    why: "the host's own file in a read-only mount of the emulator's (an unmapped owner): no program in the box wrote it",
   },
 } satisfies Partial<SecretScanRequest>;
 
