@@ -50,6 +50,21 @@ export function useWarmWorld() {
     return started[key];
   };
   const store = () => ImageStore.inDirectory(stateDir);
+  /** Runs `use` on a sandbox created from the snapshot, deleted after. */
+  const withImage = async <T>(snapshotId: string, use: (box: Sandbox) => Promise<T>): Promise<T> => {
+    const { api } = part("h");
+    const probe = await Sandbox.create({
+      ...api.credentials,
+      fetch: api.fetch,
+      name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
+      source: { type: "snapshot", snapshotId },
+    });
+    try {
+      return await use(probe);
+    } finally {
+      await probe.delete();
+    }
+  };
   /** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
   const onImage = async (snapshotId: string, script: string, args: string[] = []): Promise<string> => {
     const { api } = part("h");
@@ -70,6 +85,7 @@ export function useWarmWorld() {
     stateDir,
     store,
     onImage,
+    withImage,
     /** The plugin's diagnostics of one lease, as the state dir's store holds them. */
     diagnosticsOf: async (leaseId: string) => (await store().diagnostics()).find((d) => d.leaseId === leaseId),
     get h() {

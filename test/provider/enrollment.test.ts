@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scanBox, WHOLE_DISK } from "../support/secret-scan.js";
 import { type Artifact, packFixture } from "./fixtures/artifact.js";
 import { type Harness, operationId, startHarness, stateDirOf } from "./fixtures/enrollment-harness.js";
 
@@ -195,16 +196,12 @@ describe("node enrollment", () => {
     const leaseId = await h.leaseOf(op);
     await provider.provision(h.profile, op, h.options(leaseId, { artifact }));
     const secrets = [h.gateway.token, ...h.setupCodes];
-    const scan = await (await h.sandbox(leaseId)).runCommand({
-      cmd: "node",
-      args: ["-e", SCAN_PROGRAM],
-      env: { NEEDLES: JSON.stringify(secrets) },
-      sudo: true,
-    });
-    const report = JSON.parse(await scan.stdout()) as { files: number; hits: string[] };
+    const report = await scanEverything(await h.sandbox(leaseId), secrets);
     expect(report.hits).toEqual([]);
-    // The scan read the node's own environment and the state dir, so an empty result means something.
+    // The scan read the node's own environment and the state dir (and found its canary), so an empty result
+    // means something.
     expect(report.files).toBeGreaterThan(20);
+    expect(report.processes).toBeGreaterThan(0);
     const published = JSON.stringify(h.api.requests()) + h.logs.join("\n");
     for (const secret of secrets) expect(published).not.toContain(secret);
     // A snapshot taken afterwards (a warm image would be one) holds none of them either.
@@ -214,13 +211,7 @@ describe("node enrollment", () => {
       fetch: h.api.fetch,
       source: { type: "snapshot", snapshotId: snapshot.snapshotId },
     });
-    const restoredScan = await restored.runCommand({
-      cmd: "node",
-      args: ["-e", SCAN_PROGRAM],
-      env: { NEEDLES: JSON.stringify(secrets) },
-      sudo: true,
-    });
-    const restoredReport = JSON.parse(await restoredScan.stdout()) as { files: number; hits: string[] };
+    const restoredReport = await scanEverything(restored, secrets);
     expect(restoredReport.hits).toEqual([]);
     // The snapshot carries the installed runtime and the node's state dir: the scan read them.
     expect(restoredReport.files).toBeGreaterThan(20);
@@ -231,19 +222,15 @@ describe("node enrollment", () => {
 });
 
 /**
- * Walks the places a bootstrap could leave something (home, /tmp, /var, /etc, /opt, /root, /vercel) and every
- * process's argv and environment except its own (which holds the needles), reporting files with a needle.
+ * The box's whole disk and every process's argv and environment but the scan's own (which holds the needles), by
+ * the one secret scan (test/support/secret-scan.ts): the files and processes holding a needle, and how much it read.
  */
-const SCAN_PROGRAM = `
-const fs = require("node:fs"); const path = require("node:path");
-const needles = JSON.parse(process.env.NEEDLES).map((n) => Buffer.from(n));
-const hits = []; let files = 0;
-const check = (file) => { try { const data = fs.readFileSync(file); files++; if (needles.some((n) => data.includes(n))) hits.push(file); } catch {} };
-const walk = (dir) => { let entries = []; try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
-  for (const e of entries) { const p = path.join(dir, e.name); if (e.isDirectory()) walk(p); else if (e.isFile()) check(p); } };
-for (const root of ["/home", "/tmp", "/var", "/etc", "/opt", "/root", "/vercel", "/run"]) walk(root);
-for (const pid of fs.readdirSync("/proc").filter((p) => /^[0-9]+$/.test(p) && Number(p) !== process.pid)) {
-  check("/proc/" + pid + "/environ"); check("/proc/" + pid + "/cmdline");
+async function scanEverything(box: Sandbox, secrets: string[]) {
+  const needles = Object.fromEntries(secrets.map((s, i) => [`secret #${i + 1}`, s]));
+  const report = await scanBox(box, { ...WHOLE_DISK, needles, processes: true });
+  return {
+    hits: Object.values(report.hits).flat(),
+    files: report.filesRead,
+    processes: report.processesRead,
+  };
 }
-console.log(JSON.stringify({ files, hits }));
-`;

@@ -2,6 +2,7 @@
 // processes a command Codex started (from the pid file it wrote), the node's processes, the secrets the
 // enrollment program was handed (from its environment while it runs), and a whole-disk scan.
 import type { Sandbox } from "@vercel/sandbox";
+import { scanBox, WHOLE_DISK } from "../../support/secret-scan.js";
 import { sleep, waitFor } from "../wait.js";
 
 /** The environment variables our enrollment program gets its one-time secrets in (src/provider/enrollment). */
@@ -120,17 +121,12 @@ export async function enrollmentSecretsDuring<T>(
 }
 
 /**
- * Greps the box's whole disk (not /proc, /sys, /dev) for each needle; returns, per needle, the files holding it.
- * A `control` needle known to be on disk proves the scan can find something.
+ * The files on the box's whole disk (WHOLE_DISK: the one secret scan, as root, its canary planted and found, any
+ * file it cannot read an error) holding each needle; per needle, in order. A `control` needle known to be on disk
+ * shows the scan finds what the test put there, beside the canary it checks itself.
  */
 export async function scanDisk(box: Sandbox, needles: string[]): Promise<string[][]> {
-  const out = await sh(
-    box,
-    'for s in "$@"; do echo "--"; grep -rlF --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -- "$s" / 2>/dev/null; done; echo "--"',
-    needles,
-  );
-  return out
-    .split("--\n")
-    .slice(1, needles.length + 1)
-    .map((files) => files.split("\n").filter(Boolean));
+  const named = Object.fromEntries(needles.map((n, i) => [`needle #${i}`, n]));
+  const report = await scanBox(box, { ...WHOLE_DISK, needles: named });
+  return needles.map((_, i) => report.hits[`needle #${i}`] ?? []);
 }
