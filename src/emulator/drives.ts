@@ -5,22 +5,18 @@
 // read-write drive is attached to one running session at a time (`currentSessionId`); another boot that
 // wants it is refused with 409 `drive_in_use`, as is deleting it while attached. Files keep their owners
 // as the sandbox sees them: the drive's files move to the id range of the sandbox that mounts it
-// (owner-shift.ts). Drive contents are not part of a sandbox's snapshots. `maxSizeBytes` is recorded,
+// (host-tree.ts). Drive contents are not part of a sandbox's snapshots. `maxSizeBytes` is recorded,
 // not enforced (the data dir's filesystem is the limit).
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { assertProject } from "./auth.js";
 import type { Ctx } from "./context.js";
 import { badRequest, field, HttpError, readJson, sendJson } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
 import type { HolderMount } from "./isolation.js";
-import { shiftOwners } from "./owner-shift.js";
+import { copyTree, shiftOwners } from "./host-tree.js";
 import { paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
-
-const run = promisify(execFile);
 
 export type MountMode = "read-write" | "snapshot";
 export type Mounts = Record<string, { drive: string; mode: MountMode }>;
@@ -123,7 +119,7 @@ export class DriveStore {
           const copy = path.join(sandbox.dir, "drive-snapshots", String(i++));
           await rm(copy, { recursive: true, force: true });
           await mkdir(path.dirname(copy), { recursive: true });
-          await run("cp", ["-a", "--reflink=auto", drive.dir, copy]);
+          await copyTree(drive.dir, copy);
           await this.adopt(copy, drive.idBase, sandbox.idBase, owner);
           out.push({ source: path.relative(this.dataDir, copy), target, readOnly: true });
         }

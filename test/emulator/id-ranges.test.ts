@@ -15,7 +15,7 @@ import {
   SANDBOX_ID_COUNT,
   shiftId,
 } from "../../src/emulator/id-ranges.js";
-import { shiftOwners } from "../../src/emulator/owner-shift.js";
+import { shiftOwners } from "../../src/emulator/host-tree.js";
 import { connect, SDKS, sh, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();

@@ -4,10 +4,19 @@
 // descended into), and keep everything but what they change: overlay whiteouts (character devices),
 // opaque-directory xattrs and hard links among the copies stay as they are.
 
+import { execFile } from "node:child_process";
 import type { Stats } from "node:fs";
 import { chmod, lchown, lstat, opendir } from "node:fs/promises";
 import path from "node:path";
+import { promisify } from "node:util";
 import { shiftId } from "./id-ranges.js";
+
+const run = promisify(execFile);
+
+/** Copies `src` to `dst` (which must not exist) with owners, modes, times, links and xattrs kept. */
+export async function copyTree(src: string, dst: string): Promise<void> {
+  await run("cp", ["-a", "--reflink=auto", src, dst]);
+}
 
 /** Calls `visit` for `dir` and everything under it, depth first, without following symbolic links. */
 export async function walkNoFollow(dir: string, visit: (p: string, stat: Stats) => Promise<void>): Promise<void> {
