@@ -1,52 +1,56 @@
-// Host-side walks over a sandbox's files (an upper layer copied for a snapshot or a fork, the image's
-// Node copy). They run only on copies the emulator made and no sandbox can reach at the time, never
-// follow a symbolic link (lstat/lchown; a link is changed as itself, never its target, and never
-// descended into), and keep everything but what they change: overlay whiteouts (character devices),
-// opaque-directory xattrs and hard links among the copies stay as they are.
+// Host-side walks over trees a sandbox may have written: a drive moved into another sandbox's id range, a drive
+// copied for a snapshot mount, frozen layers merged into one, and the image's copy of the runtime's Node made
+// host root's. They run as host root, so each goes by file descriptor and never follows a link the tree holds,
+// even one renamed over an entry while the walk runs (host-tree.py.ts says how). They keep everything but what
+// they change: overlay whiteouts, opaque-directory xattrs and hard links within the tree stay as they are. A
+// device node or a socket is never copied. The callers also make sure no live session can write the tree while
+// it is walked (drives.ts holds a drive for the walk); the walk by descriptor is what holds if that ever fails.
+import { runHost } from "./host-spawn.js";
+import { HOST_TREE_PY } from "./host-tree.py.js";
+import { SANDBOX_ID_COUNT } from "./id-ranges.js";
+import { PYTHON, PYTHON_FLAGS } from "./layers.js";
 
-import { execFile } from "node:child_process";
-import type { Stats } from "node:fs";
-import { chmod, lchown, lstat, opendir } from "node:fs/promises";
-import path from "node:path";
-import { promisify } from "node:util";
-import { shiftId } from "./id-ranges.js";
-
-const run = promisify(execFile);
-
-/** Copies `src` to `dst` (which must not exist) with owners, modes, times, links and xattrs kept. */
-export async function copyTree(src: string, dst: string): Promise<void> {
-  await run("cp", ["-a", "--reflink=auto", src, dst]);
+/** Thrown when a walk could not finish: the tree changed under it (a link or another entry in place of what it stat'ed), or an I/O error. */
+export class HostTreeWalkError extends Error {
+  override readonly name = "HostTreeWalkError";
 }
 
-/** Calls `visit` for `dir` and everything under it, depth first, without following symbolic links. */
-export async function walkNoFollow(dir: string, visit: (p: string, stat: Stats) => Promise<void>): Promise<void> {
-  const stat = await lstat(dir);
-  await visit(dir, stat);
-  if (!stat.isDirectory()) return;
-  for await (const entry of await opendir(dir)) await walkNoFollow(path.join(dir, entry.name), visit);
-}
-
-/** Sets owner and group of `p` without following a link, keeping set-user/group-ID bits chown clears. */
-async function setOwner(p: string, stat: Stats, uid: number, gid: number): Promise<void> {
-  if (stat.uid === uid && stat.gid === gid) return;
-  await lchown(p, uid, gid);
-  if (!stat.isSymbolicLink() && stat.mode & 0o6000) await chmod(p, stat.mode & 0o7777);
+async function walk(op: string, args: readonly (string | number)[]): Promise<void> {
+  try {
+    // No time limit: a copy takes as long as the tree is big, and the walk never waits on anything but the disk.
+    await runHost(PYTHON, [...PYTHON_FLAGS, "-c", HOST_TREE_PY, op, ...args.map(String)], { timeoutMs: 0 });
+  } catch (error) {
+    const stderr = String((error as { stderr?: string }).stderr ?? "").trim();
+    throw new HostTreeWalkError(`${op} ${args[0]}: ${stderr || (error as Error).message}`);
+  }
 }
 
 /**
- * Moves every file of `dir` owned by an id of range `from` to the same sandbox id in range `to`, so a
- * snapshot (or a fork) of one sandbox restored into another keeps its owners as the sandbox sees them.
+ * Copies `src` to `dst` (which must not exist; its parent is the emulator's), moving owners of range `from` to the
+ * same ids of range `to` (`from` undefined: owners kept). Links are copied as links, never followed.
+ */
+export function copyTree(src: string, dst: string, shift?: { from: number; to: number }): Promise<void> {
+  return walk("copy", [src, dst, shift?.from ?? -1, shift?.to ?? 0, SANDBOX_ID_COUNT]);
+}
+
+/**
+ * Moves every file of `dir` owned by an id of range `from` to the same sandbox id in range `to`, so a drive (or a
+ * layer) of one sandbox keeps its owners as the sandbox sees them in another; set-user/group-ID bits are kept.
  */
 export async function shiftOwners(dir: string, from: number, to: number): Promise<void> {
   if (from === to) return;
-  await walkNoFollow(dir, (p, stat) => setOwner(p, stat, shiftId(stat.uid, from, to), shiftId(stat.gid, from, to)));
+  await walk("shift", [dir, from, to, SANDBOX_ID_COUNT]);
 }
 
 /** Makes a copied tree host root's and read-only to everyone else: directories 0755, files 0755 or 0644. */
-export async function ownByHostRoot(dir: string): Promise<void> {
-  await walkNoFollow(dir, async (p, stat) => {
-    if (stat.isSymbolicLink()) return lchown(p, 0, 0);
-    await lchown(p, 0, 0);
-    await chmod(p, stat.isDirectory() || stat.mode & 0o111 ? 0o755 : 0o644);
-  });
+export function ownByHostRoot(dir: string): Promise<void> {
+  return walk("own-root", [dir]);
+}
+
+/**
+ * Writes the merge of frozen layers (top first; each its absolute dir and id base) into `dest` the way the
+ * overlay reads them, owned in range `idBase`.
+ */
+export function mergeLayers(dest: string, idBase: number, layers: readonly { dir: string; idBase: number }[]) {
+  return walk("merge", [dest, idBase, SANDBOX_ID_COUNT, ...layers.flatMap((l) => [l.dir, l.idBase])]);
 }
