@@ -12,6 +12,8 @@ import { copyTree, shiftOwners } from "../../src/emulator/host-tree.js";
 import { idBaseOf } from "../../src/emulator/id-ranges.js";
 
 const FILES = 400;
+/** How long each race runs: the path walks these specs replaced lost it within 1 to 3.5 s on a loaded 2-core host. */
+const RACE_MS = 10_000;
 let attacker: ChildProcess | undefined;
 let dir: string | undefined;
 
@@ -106,7 +108,7 @@ describe("host-side walks over a tree a sandbox is writing", () => {
       await chmod(f, 0o4644);
     }
     attacker = startAttacker(SWAP_FILES, [tree, victim, String(from)]);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + RACE_MS;
     for (let round = 0; Date.now() < deadline; round++) {
       // Even rounds shift from `from` to `to`, odd ones back: each round finds files to move.
       await shiftOwners(tree, round % 2 ? to : from, round % 2 ? from : to).catch(() => undefined);
@@ -131,7 +133,7 @@ describe("host-side walks over a tree a sandbox is writing", () => {
     for (let i = 0; i < FILES; i++) await writeFile(path.join(tree, "d", `a${i}`), "decoy");
     await writeFile(path.join(tree, "d", "planted.txt"), "the tree's own\n");
     attacker = startAttacker(SWAP_DIR, [tree, secretDir]);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + RACE_MS;
     for (let round = 0; Date.now() < deadline; round++) {
       const copy = path.join(dir, `copy-${round}`);
       await copyTree(tree, copy).catch(() => undefined);
