@@ -2,25 +2,23 @@
 // is a directory under `<dataDir>/drives`; `mounts` on create or update ({"/path": {drive, mode}}) apply to
 // the sandbox's next session: the holder (isolation.ts) binds a `read-write` drive itself at the path, and a
 // `snapshot` (read-only) mount gets a private copy of the drive as it is at boot, mounted read-only. A
-// read-write drive is attached to one running session at a time (`currentSessionId`); another boot that
-// wants it is refused with 409 `drive_in_use`, as is deleting it while attached. Files keep their owners
+// read-write drive is held by one session at a time (`currentSessionId`), from the first moment of its boot
+// until it is stopped (`claim`); another boot that wants it is refused with 409 `drive_in_use`, as is deleting
+// it while held. A snapshot mount of a drive another session holds is refused with 409
+// `drive_attached_read_write`: that session could change the tree while the host copies it. Files keep their owners
 // as the sandbox sees them: the drive's files move to the id range of the sandbox that mounts it
-// (owner-shift.ts). Drive contents are not part of a sandbox's snapshots. `maxSizeBytes` is recorded,
+// (host-tree.ts). Drive contents are not part of a sandbox's snapshots. `maxSizeBytes` is recorded,
 // not enforced (the data dir's filesystem is the limit).
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { assertProject } from "./auth.js";
 import type { Ctx } from "./context.js";
+import { copyTree, shiftOwners } from "./host-tree.js";
 import { badRequest, field, HttpError, readJson, sendJson } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
 import type { HolderMount } from "./isolation.js";
-import { shiftOwners } from "./owner-shift.js";
 import { paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
-
-const run = promisify(execFile);
 
 export type MountMode = "read-write" | "snapshot";
 export type Mounts = Record<string, { drive: string; mode: MountMode }>;
@@ -37,6 +35,8 @@ export interface DriveRecord {
   /** The id range its files are owned in (the last sandbox that mounted it read-write); undefined: never mounted. */
   idBase?: number;
   attached?: { sessionId: string; sandboxName: string };
+  /** Snapshot mounts being copied from it now: no session may claim it read-write meanwhile. */
+  copying?: number;
 }
 
 const DEFAULT_MAX_SIZE = 10 * 1024 * 1024 * 1024;
@@ -73,8 +73,17 @@ export function mountsOf(body: Record<string, unknown>): Mounts | undefined {
 
 export class DriveStore {
   readonly drives = new Map<string, DriveRecord>();
+  /** Per booting session, the drives its snapshot mounts are being copied from (`claim` to `attach`'s end). */
+  private readonly claims = new Map<string, DriveRecord[]>();
 
-  constructor(private readonly dataDir: string) {}
+  /**
+   * `live` says whether a session still holds what it claimed: every session that is not stopped (booting,
+   * running, stopping, snapshotting), since any of them may have or get the drive mounted.
+   */
+  constructor(
+    private readonly dataDir: string,
+    private readonly live: (sessionId: string) => boolean,
+  ) {}
 
   payload(d: DriveRecord) {
     return {
@@ -95,15 +104,48 @@ export class DriveStore {
   }
 
   /**
-   * Before a session boots: attaches its read-write drives (409 when one is attached to another running session),
-   * prepares private copies for snapshot mounts, and moves owners into the sandbox's id range.
+   * Claims the session's drives as its boot begins, before anything is awaited (so two boots at once cannot
+   * both pass the check): each read-write drive becomes the session's, refused with 409 `drive_in_use` while
+   * another session holds it or a snapshot mount is being copied from it; a snapshot mount is refused with 409
+   * `drive_attached_read_write` while another session holds its drive (it could change the tree mid-copy) and
+   * counts as a copy in progress until `attach` has made it. All or nothing: a refusal claims none. Answers the
+   * mounts claimed, which `attach` mounts (a patch of the sandbox's mounts meanwhile is for its next session).
    */
-  async attach(
-    sandbox: SandboxRecord,
-    session: SessionRecord,
-    running: (sessionId: string) => boolean,
-  ): Promise<HolderMount[]> {
-    const mounts = sandbox.mounts ?? {};
+  claim(sandbox: SandboxRecord, session: SessionRecord): Mounts {
+    const mounts = { ...(sandbox.mounts ?? {}) };
+    const wanted = Object.values(mounts).map(({ drive: name, mode }) => {
+      const drive = this.drives.get(name);
+      if (!drive) throw driveNotFound(name);
+      const holder = drive.attached && drive.attached.sessionId !== session.id ? drive.attached : undefined;
+      const held = holder !== undefined && this.live(holder.sessionId);
+      if (mode === "read-write" && held)
+        throw new HttpError(409, "drive_in_use", `Drive ${name} is attached to sandbox ${holder.sandboxName}`);
+      if (mode === "read-write" && drive.copying)
+        throw new HttpError(409, "drive_in_use", `Drive ${name} is being copied for a snapshot mount`);
+      if (mode === "snapshot" && held)
+        throw new HttpError(
+          409,
+          "drive_attached_read_write",
+          `Drive ${name} is attached read-write to sandbox ${holder.sandboxName}: a snapshot mount needs it detached`,
+        );
+      return { drive, mode };
+    });
+    for (const { drive, mode } of wanted) {
+      if (mode === "read-write") drive.attached = { sessionId: session.id, sandboxName: sandbox.name };
+      else drive.copying = (drive.copying ?? 0) + 1;
+    }
+    this.claims.set(
+      session.id,
+      wanted.filter((w) => w.mode === "snapshot").map((w) => w.drive),
+    );
+    return mounts;
+  }
+
+  /**
+   * After `claim`, before the session's holder starts: moves its read-write drives' owners into the sandbox's id
+   * range and makes private copies for its snapshot mounts (both by file descriptor, host-tree.ts).
+   */
+  async attach(sandbox: SandboxRecord, session: SessionRecord, mounts: Mounts): Promise<HolderMount[]> {
     const out: HolderMount[] = [];
     const owner = sandbox.idBase + SANDBOX_USER.uid;
     let i = 0;
@@ -112,10 +154,6 @@ export class DriveStore {
         const drive = this.drives.get(name);
         if (!drive) throw driveNotFound(name);
         if (mode === "read-write") {
-          const holder = drive.attached;
-          if (holder && holder.sessionId !== session.id && running(holder.sessionId))
-            throw new HttpError(409, "drive_in_use", `Drive ${name} is attached to sandbox ${holder.sandboxName}`);
-          drive.attached = { sessionId: session.id, sandboxName: sandbox.name };
           await this.adopt(drive.dir, drive.idBase, sandbox.idBase, owner);
           drive.idBase = sandbox.idBase;
           out.push({ source: path.relative(this.dataDir, drive.dir), target, readOnly: false });
@@ -123,16 +161,22 @@ export class DriveStore {
           const copy = path.join(sandbox.dir, "drive-snapshots", String(i++));
           await rm(copy, { recursive: true, force: true });
           await mkdir(path.dirname(copy), { recursive: true });
-          await run("cp", ["-a", "--reflink=auto", drive.dir, copy]);
-          await this.adopt(copy, drive.idBase, sandbox.idBase, owner);
+          const from = drive.idBase;
+          await copyTree(drive.dir, copy, from === undefined ? undefined : { from, to: sandbox.idBase });
+          if (from === undefined) await lchown(copy, owner, owner);
           out.push({ source: path.relative(this.dataDir, copy), target, readOnly: true });
         }
       }
-    } catch (error) {
-      this.detach(session.id);
-      throw error;
+    } finally {
+      this.copied(session.id);
     }
     return out;
+  }
+
+  /** The session's snapshot copies are made (or will not be): their drives may be claimed read-write again. */
+  private copied(sessionId: string): void {
+    for (const drive of this.claims.get(sessionId) ?? []) drive.copying = Math.max((drive.copying ?? 1) - 1, 0);
+    this.claims.delete(sessionId);
   }
 
   /** A never-mounted drive's root becomes the default user's; a mounted one's files move to `to`'s range. */
@@ -141,8 +185,9 @@ export class DriveStore {
     else await shiftOwners(dir, from, to);
   }
 
-  /** After a session ends: its read-write drives are free again. */
+  /** After a session ends (or its boot failed): its drives are free again. */
   detach(sessionId: string): void {
+    this.copied(sessionId);
     for (const drive of this.drives.values()) if (drive.attached?.sessionId === sessionId) drive.attached = undefined;
   }
 
@@ -198,8 +243,11 @@ export class DriveStore {
     const name = ctx.params[0] ?? "";
     const drive = this.drives.get(name);
     if (!drive) throw driveNotFound(name);
-    if (drive.attached && running(drive.attached.sessionId))
-      throw new HttpError(409, "drive_in_use", `Drive ${name} is attached to sandbox ${drive.attached.sandboxName}`);
+    // Held by any session not stopped (a booting one too), whatever the route counts as running.
+    const holder = drive.attached;
+    if (holder && (running(holder.sessionId) || this.live(holder.sessionId)))
+      throw new HttpError(409, "drive_in_use", `Drive ${name} is attached to sandbox ${holder.sandboxName}`);
+    if (drive.copying) throw new HttpError(409, "drive_in_use", `Drive ${name} is being copied for a snapshot mount`);
     this.drives.delete(name);
     await rm(drive.dir, { recursive: true, force: true });
     drive.updatedAt = Date.now();

@@ -31,7 +31,7 @@ import {
 } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { ownByHostRoot } from "./owner-shift.js";
+import { ownByHostRoot } from "./host-tree.js";
 import { SUDO_HELPER, SUDO_SCRIPT } from "./sudo.js";
 
 const run = promisify(execFile);

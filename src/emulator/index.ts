@@ -144,7 +144,11 @@ async function serve(
   const faults = new FaultTable();
   const log: RequestLogEntry[] = [];
   const interactive = new InteractiveShells();
-  const drives = new DriveStore(dataDir);
+  // A session holds its drives until it is stopped: booting, running, stopping and snapshotting ones all do.
+  const drives = new DriveStore(dataDir, (id) => {
+    const status = registry.sessions.get(id)?.status;
+    return status !== undefined && status !== "stopped" && status !== "failed" && status !== "aborted";
+  });
   lifecycle.drives = drives;
   const server = createApiServer({ scope, registry, lifecycle, nodeBinDir, track, interactive, drives }, faults, log);
   const port = await listen(server, options.port ?? 0);

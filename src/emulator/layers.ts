@@ -18,15 +18,12 @@
 //   `unrecordedLayers`) and is swept the same way.
 //   The registry lives in memory and the data dir goes with the emulator (data-dir.ts), so nothing outlives it.
 // - Depth: a chain longer than MAX_LAYERS is flattened into one new layer (a host-side merge that keeps
-//   whiteouts and opaque directories, as the overlay reads them), which costs a copy once per MAX_LAYERS snapshots.
-import { execFile } from "node:child_process";
+//   whiteouts and opaque directories, as the overlay reads them; host-tree.ts `mergeLayers`, by file descriptor),
+//   which costs a copy once per MAX_LAYERS snapshots.
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
-import { SANDBOX_ID_COUNT } from "./id-ranges.js";
-
-const run = promisify(execFile);
+import { runHost } from "./host-spawn.js";
 
 /**
  * The host's own Python for the idmap and merge helpers, started isolated and without `site` (a shim on
@@ -52,7 +49,7 @@ export function layerHome(layer: LayerRef): string {
 
 /** Bytes under a frozen layer (`du`; 0 when it cannot be read). */
 export async function layerBytes(dir: string): Promise<number> {
-  const { stdout } = await run("du", ["-sb", dir]).catch(() => ({ stdout: "0" }));
+  const { stdout } = await runHost("du", ["-sb", dir]).catch(() => ({ stdout: "0" }));
   return Number.parseInt(stdout, 10) || 0;
 }
 
@@ -160,64 +157,4 @@ export function stackPlan(dataDir: string, chain: readonly LayerRef[], idBase: n
     return String(i);
   });
   return { lowers, idmaps };
-}
-
-// Merges layers (argv: dest, target id base, count, then dir and id base per layer, top first) into dest
-// the way the overlay reads them: the top layer is copied whole (whiteouts and opaque marks included), then
-// each lower layer fills in only names no layer above has, descending into directories that are
-// directories in both and not opaque above. Copies are `cp -a` (device whiteouts, xattrs, links kept), and
-// each copied file's owner moves from its layer's id range to the target's, without following links.
-const MERGE_SCRIPT = `import os, stat, subprocess, sys
-dest, target, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-layers = [(sys.argv[i], int(sys.argv[i + 1])) for i in range(4, len(sys.argv), 2)]
-def shift(top, base):
-    def one(p):
-        st = os.lstat(p)
-        move = lambda i: i - base + target if base <= i < base + count else i
-        uid, gid = move(st.st_uid), move(st.st_gid)
-        if (uid, gid) != (st.st_uid, st.st_gid):
-            os.lchown(p, uid, gid)
-            if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o6000:
-                os.chmod(p, stat.S_IMODE(st.st_mode))
-    one(top)
-    for root, dirs, files in os.walk(top):
-        for name in dirs + files:
-            one(os.path.join(root, name))
-def copy(src, dst, base):
-    subprocess.run(["cp", "-a", "--", src, dst], check=True)
-    shift(dst, base)
-def opaque(p):
-    try:
-        return os.getxattr(p, "trusted.overlay.opaque", follow_symlinks=False) == b"y"
-    except OSError:
-        return False
-blocked = set()
-def underlay(d, low, base):
-    if opaque(d) or d in blocked:
-        return
-    for name in os.listdir(low):
-        s, t = os.path.join(low, name), os.path.join(d, name)
-        if t in blocked:
-            continue
-        try:
-            ts = os.lstat(t)
-        except FileNotFoundError:
-            copy(s, t, base)
-            continue
-        if stat.S_ISDIR(ts.st_mode) and stat.S_ISDIR(os.lstat(s).st_mode):
-            underlay(t, s, base)
-        else:
-            # A whiteout or a file here hides what layers further down have under this name.
-            blocked.add(t)
-copy(layers[0][0], dest, layers[0][1])
-for low, base in layers[1:]:
-    underlay(dest, low, base)
-`;
-
-/** Writes the merge of `chain` (top first) to `dest` (absolute), owned in range `idBase`. */
-export async function flattenLayers(dataDir: string, chain: readonly LayerRef[], dest: string, idBase: number) {
-  const args = chain.flatMap((l) => [path.join(dataDir, l.dir), String(l.idBase)]);
-  await run(PYTHON, [...PYTHON_FLAGS, "-c", MERGE_SCRIPT, dest, String(idBase), String(SANDBOX_ID_COUNT), ...args], {
-    maxBuffer: 1024 * 1024,
-  });
 }

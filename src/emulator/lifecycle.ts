@@ -12,10 +12,11 @@ import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { InterceptCertificates } from "./egress-certs.js";
 import { HolderFactory, type PreparedHolder } from "./holder-zygote.js";
+import { mergeLayers } from "./host-tree.js";
 import { HttpError } from "./http.js";
 import { ensureSandboxImage, type SandboxImage } from "./image.js";
 import { HOLDER_READY_TIMEOUT_MS, prepareLayers, sandboxLayout, startHolder, stopHolder } from "./isolation.js";
-import { flattenLayers, type LayerRef, layerBytes, MAX_LAYERS, stackPlan, sweepLayers } from "./layers.js";
+import { type LayerRef, layerBytes, MAX_LAYERS, stackPlan, sweepLayers } from "./layers.js";
 import { MEMORY_PER_VCPU } from "./payloads.js";
 import { newId, type Registry, type SandboxRecord, type SessionRecord, type SnapshotRecord } from "./registry.js";
 import { closeRouteAccess, syncRouteAccess } from "./route-access.js";
@@ -289,9 +290,10 @@ export class Lifecycle {
     sandbox.currentSessionId = session.id;
     let tookSpare = false;
     try {
+      // Before any await: a boot that wants a drive another session holds (booting included) is refused here.
+      const claimed = this.drives?.claim(sandbox, session) ?? {};
       const image = await this.sandboxImage(sandbox.idBase);
-      const running = (id: string) => this.registry.sessions.get(id)?.status === "running";
-      const mounts = (await this.drives?.attach(sandbox, session, running)) ?? [];
+      const mounts = (await this.drives?.attach(sandbox, session, claimed)) ?? [];
       const layout = sandboxLayout(sandbox.dir);
       const stack = stackPlan(this.dataDir, sandbox.lowers ?? [], sandbox.idBase, layout.layers);
       await prepareLayers(sandbox.dir, sandbox.idBase, stack);
@@ -515,7 +517,8 @@ export class Lifecycle {
     const own = path.join(this.dataDir, top.dir);
     const merged = path.join(dir, "merged");
     try {
-      await flattenLayers(this.dataDir, layers, merged, top.idBase);
+      const dirs = layers.map((l) => ({ dir: path.join(this.dataDir, l.dir), idBase: l.idBase }));
+      await mergeLayers(merged, top.idBase, dirs);
     } catch {
       await rm(merged, { recursive: true, force: true });
       return layers;

@@ -1,5 +1,5 @@
 // Drives and mounts (SDK 3.3+, so the latest SDK only): persistent volumes of the project that outlive
-// sandboxes, mounted read-write by one running session at a time or as a read-only snapshot by any.
+// sandboxes, mounted read-write by one session at a time or as a read-only snapshot by any while none holds it.
 
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -29,16 +29,20 @@ describe("drives with SDK latest", () => {
     expect(busy).toBeInstanceOf(APIError);
     expect(busy.response.status).toBe(409);
     expect(busy.json.error.code).toBe("drive_in_use");
+    // A snapshot mount copies the drive on the host: refused while a live session could change it mid-copy.
+    const held = await Sandbox.create({ ...connect(api), mounts: { "/mnt/ro": drive.snapshot() } }).catch((e) => e);
+    expect(held.response.status).toBe(409);
+    expect(held.json.error.code).toBe("drive_attached_read_write");
+
+    const inUse = await drive.delete().catch((e) => e);
+    expect(inUse.response.status).toBe(409);
+    await writer.delete();
     const reader = await Sandbox.create({ ...connect(api), mounts: { "/mnt/ro": drive.snapshot() } });
     expect(await sh(reader, "cat /mnt/ro/note; echo x > /mnt/ro/other")).toMatchObject({
       out: "kept\n",
       code: 1,
     });
     expect((await sh(reader, "cat /mnt/ro/other 2>&1")).code).not.toBe(0);
-
-    const inUse = await drive.delete().catch((e) => e);
-    expect(inUse.response.status).toBe(409);
-    await writer.delete();
     const next = await Sandbox.create({ ...connect(api), mounts: { "/work/shared": drive } });
     expect(
       await sh(next, "cat /work/shared/note && stat -c '%U' /work/shared/note && echo more >> /work/shared/note"),

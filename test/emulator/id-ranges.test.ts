@@ -6,6 +6,7 @@ import { chmod, lchown, link, lstat, mkdir, mkdtemp, rm, symlink, writeFile } fr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { shiftOwners } from "../../src/emulator/host-tree.js";
 import {
   freeIdBase,
   ID_SLOTS,
@@ -15,7 +16,6 @@ import {
   SANDBOX_ID_COUNT,
   shiftId,
 } from "../../src/emulator/id-ranges.js";
-import { shiftOwners } from "../../src/emulator/owner-shift.js";
 import { connect, SDKS, sh, useEmulator } from "./harness.js";
 
 const emulator = useEmulator();

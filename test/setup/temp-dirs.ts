@@ -32,6 +32,7 @@ export const OUR_TEMP_PREFIXES = [
   "fake-node-prefix-",
   "host-mqueue-",
   "owner-shift-",
+  "host-tree-race-",
   // provider, preparation and CLI specs and their fixtures
   "bootstrap-home-",
   "creds-",
