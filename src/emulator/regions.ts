@@ -1,14 +1,16 @@
 // Region settings of a sandbox: the primary `region` and the ordered `failoverRegions` (both SDK
 // versions send them on create, fork and patch). The SDK's own docs say failover regions "must
-// not include `region`": as Vercel does (vercel/sandbox's own tests), that is a 400 only when the
-// request names that region; failover regions that include only the default (or the stored) region
-// are accepted. A region listed twice is contradictory either way. Any region name is accepted.
+// not include `region`". As Vercel's server does (vercel/sandbox's mock mirrors it): a create is a
+// 400 only when the request names that region (an overlap with the default region is not the
+// caller's to act on); an update whose region or failover regions change checks the pair it leaves,
+// the stored region included; a fork checks the pair it makes, the inherited side included. The list
+// is kept exactly as given (order and repeats). Any region name is accepted.
 import { badRequest } from "./http.js";
 
 export interface RegionSettings {
   region: string;
   failoverRegions?: string[];
-  /** Whether the request itself names `region` (default true); only then may the failovers not include it. */
+  /** Whether `region` is one the caller sent or can read (default true); only then may the failovers not include it. */
   regionNamed?: boolean;
 }
 
@@ -23,8 +25,6 @@ export function regionConflict({
   if (regionNamed && failoverRegions.includes(region)) {
     return `\`failoverRegions\` must not include the primary region \`${region}\``;
   }
-  const duplicate = failoverRegions.find((r, i) => failoverRegions.indexOf(r) !== i);
-  if (duplicate !== undefined) return `\`failoverRegions\` lists \`${duplicate}\` more than once`;
   return undefined;
 }
 

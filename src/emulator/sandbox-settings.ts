@@ -63,13 +63,23 @@ export function refuseNetworkId(body: Body): void {
   );
 }
 
-/** The region pair after applying a body to `current` (create: none); conflicting pairs are a 400. */
-export function regionsOf(body: Body, current?: Pick<SandboxRecord, "region" | "failoverRegions">) {
+/**
+ * The region pair after applying a body to `current` (create: none; fork: the source; update: the sandbox);
+ * conflicting pairs are a 400. With a `current`, a pair the body changes is checked whole (regions.ts).
+ */
+export function regionsOf(
+  body: Body,
+  current?: Pick<SandboxRecord, "region" | "failoverRegions">,
+  /** Check the resulting pair whole even when the body changes neither side (a fork makes a new pair). */
+  whole = false,
+) {
   const named = field.string(body, "region");
+  const failoverRegions = field.stringArray(body, "failoverRegions");
+  const changed = named !== undefined || failoverRegions !== undefined;
   return checkedRegions({
     region: named ?? current?.region ?? DEFAULT_REGION,
-    failoverRegions: field.stringArray(body, "failoverRegions") ?? current?.failoverRegions,
-    regionNamed: named !== undefined,
+    failoverRegions: failoverRegions ?? current?.failoverRegions,
+    regionNamed: named !== undefined || (current !== undefined && (changed || whole)),
   });
 }
 
@@ -80,7 +90,7 @@ export function settingsOf(body: Body, base?: SandboxRecord) {
   return {
     mounts: mounts && Object.keys(mounts).length > 0 ? mounts : undefined,
     persistent: field.boolean(body, "persistent") ?? base?.persistent ?? true,
-    ...regionsOf(body, base),
+    ...regionsOf(body, base, base !== undefined),
     vcpus: vcpusOf(body) ?? base?.vcpus ?? 2,
     timeout: field.number(body, "timeout") ?? base?.timeout ?? DEFAULT_TIMEOUT,
     ports: portsOf(body) ?? base?.ports ?? [],
