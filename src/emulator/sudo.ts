@@ -3,41 +3,23 @@
 // the `wheel` group only (image.ts), so users created in the sandbox (Sandbox.createUser) cannot use
 // it, as on Vercel. The unprivileged half below is the sudo command line the SDK and scripts use:
 // `-u user`, `-E`, `-i`, `-s`, `-n`, `-H`, `--`. Root here is root of the sandbox's user namespace
-// only. The environment is reset as sudo's env_reset does, keeping the terminal and locale and, unlike
-// a stock sudoers, the proxy and CA variables: the emulator's egress is proxy-based (isolation.ts), so
-// `sudo npm install` needs them to reach the registry.
+// only. As Vercel configures its sudo (the SDK's README, "Sudo access"): the environment is not reset and
+// PATH is left unchanged (`-E` changes nothing); HOME, USER, LOGNAME and SHELL are the target's, and
+// SUDO_USER/SUDO_UID/SUDO_GID/SUDO_COMMAND name the caller, as sudo always sets them.
 
 export const SUDO_HELPER = "/usr/libexec/vercel-sandbox/sudo-setpriv";
 
 export const SANDBOX_PATH = "/opt/vercel-sandbox-node/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-const KEPT = [
-  "TERM",
-  "LANG",
-  "LANGUAGE",
-  "LC_ALL",
-  "TZ",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "NODE_USE_ENV_PROXY",
-  "NODE_EXTRA_CA_CERTS",
-  "SSL_CERT_FILE",
-  "VERCEL_SANDBOX",
-];
-
 export const SUDO_SCRIPT = `#!/bin/bash
 # sudo of the emulated Vercel sandbox (openclaw-vercel-sandbox emulator): see its src/emulator/sudo.ts.
-target=root preserve= login= shell=
+target=root login= shell=
 while [ $# -gt 0 ]; do
   case $1 in
     -u) [ $# -ge 2 ] || { echo "sudo: option requires an argument -- 'u'" >&2; exit 1; }; target=$2; shift 2 ;;
     -u?*) target=\${1#-u}; shift ;;
     --user=*) target=\${1#--user=}; shift ;;
-    -E|--preserve-env|--preserve-env=*) preserve=1; shift ;;
+    -E|--preserve-env|--preserve-env=*) shift ;;
     -i|--login) login=1; shift ;;
     -s|--shell) shell=1; shift ;;
     -n|--non-interactive|-H|--set-home|-S|--stdin|-k|--reset-timestamp) shift ;;
@@ -59,11 +41,9 @@ if [ -n "$login" ] || [ -n "$shell" ]; then
 elif [ $# -eq 0 ]; then
   echo "usage: sudo [-u user] [-E] [-i | -s] [--] command [arg ...]" >&2; exit 1
 fi
-vars=()
-if [ -z "$preserve" ]; then
-  vars+=(-i "PATH=${SANDBOX_PATH}")
-  for v in ${KEPT.join(" ")}; do [ -n "\${!v+x}" ] && vars+=("$v=\${!v}"); done
-fi
-vars+=("HOME=$home" "USER=$name" "LOGNAME=$name" "SHELL=$user_shell" "SUDO_USER=$(id -un)" "SUDO_UID=$(id -u)" "SUDO_GID=$(id -g)" "SUDO_COMMAND=$*")
-exec ${SUDO_HELPER} --reuid="$uid" --regid="$gid" --init-groups -- /usr/bin/env "\${vars[@]}" "$@"
+vars=("HOME=$home" "USER=$name" "LOGNAME=$name" "SHELL=$user_shell" "SUDO_USER=$(id -un)" "SUDO_UID=$(id -u)" "SUDO_GID=$(id -g)" "SUDO_COMMAND=$*")
+# This script is bash, which counts itself in SHLVL (its exec counts itself out again): a caller without one gets none.
+unset_shlvl=()
+[ "\${SHLVL:-1}" = 1 ] && unset_shlvl=(-u SHLVL)
+exec ${SUDO_HELPER} --reuid="$uid" --regid="$gid" --init-groups -- /usr/bin/env "\${unset_shlvl[@]}" "\${vars[@]}" "$@"
 `;

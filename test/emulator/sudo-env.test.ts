@@ -45,4 +45,24 @@ describe.each(SDKS)("the environment of a command under sudo (SDK %s)", (_, sdk)
       await box.delete();
     }
   }, 60_000);
+
+  it("the image's own sudo, run by the default user, keeps the environment and PATH too, and names its caller", async () => {
+    const box = await sdk.Sandbox.create({ ...connect(emulator()) });
+    try {
+      const env = { PATH: "/opt/own/bin:/usr/local/bin:/usr/bin:/bin", FROM_COMMAND: "kept" };
+      const plain = await envOf(box, false, env);
+      const inBox = await box.runCommand({ cmd: "sudo", args: ["env", "-0"], env });
+      expect(inBox.exitCode).toBe(0);
+      const pairs = (await inBox.stdout()).split("\0").filter(Boolean);
+      const sudo = Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf("=")), p.slice(p.indexOf("=") + 1)]));
+      expect(sudo).toMatchObject({ HOME: "/root", USER: "root", LOGNAME: "root", SUDO_USER: "vercel-sandbox" });
+      expect(sudo.SUDO_COMMAND).toBe("env -0");
+      const { HOME, USER, LOGNAME, SHELL, SUDO_USER, SUDO_UID, SUDO_GID, SUDO_COMMAND, ...rest } = sudo;
+      const { HOME: _h, USER: _u, LOGNAME: _l, SHELL: _s, ...plainRest } = plain;
+      expect(rest).toEqual(plainRest);
+      expect(rest.PATH).toBe(env.PATH);
+    } finally {
+      await box.delete();
+    }
+  }, 60_000);
 });
