@@ -13,7 +13,9 @@ import { createOwnedTempDir, type OwnedTempDir } from "../infra/index.js";
 import { type ApiScope, tokenFrom } from "./auth.js";
 import { DATA_DIR_PREFIX } from "./data-dir.js";
 import { DriveStore } from "./drives.js";
+import { sweepStaleFilterTables } from "./egress-filter.js";
 import { type Faults, FaultTable } from "./faults.js";
+import { hasHostTool } from "./host-spawn.js";
 import { InteractiveShells } from "./interactive.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
 import { Lifecycle } from "./lifecycle.js";
@@ -107,6 +109,8 @@ const ROUTE_URL = /^https:\/\/[^/]+\.vercel\.run(?::443)?(\/|$)/i;
 
 export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {}): Promise<LocalSandboxApi> {
   assertIsolationAvailable();
+  // Direct-egress filter tables of emulators that died without removing them (egress-filter.ts).
+  if (hasHostTool("nft")) await sweepStaleFilterTables();
   const teamId = "team_emulator";
   const projectId = "prj_emulator";
   const oidc = new OidcIssuer(teamId, projectId, options.oidcLifetimeSeconds);
