@@ -9,10 +9,11 @@
 // - a forward chain that drops everything from or to a link, so nothing is forwarded beyond the host.
 // Drop is final across tables, so another table's accept cannot reopen what this one drops. Every change is one
 // `nft -f` transaction, and changes run one at a time. A link's name joins `links` before the link exists and
-// leaves it after the link is gone, so no packet from it is ever unfiltered. The table lives while the process
-// has a link; a table whose emulator died without removing it is swept at the next emulator's start
-// (`sweepStaleFilterTables`), never a live process's.
-import { runHost } from "./host-spawn.js";
+// leaves it after the link is gone, so no packet from it is ever unfiltered. The table is made with the
+// process's first link and lives while an emulator of the process is open or a link has an entry; a table whose
+// emulator died without removing it is swept at the next emulator's start (`openEgressFilter`), never a live
+// process's.
+import { hasHostTool, runHost } from "./host-spawn.js";
 
 /** Thrown when the host refuses a filter change: the direct link it was for must not be used. */
 export class EgressFilterError extends Error {
@@ -108,8 +109,12 @@ async function nft(script: string): Promise<void> {
 }
 
 const table = filterTableName(process.pid);
-/** Host ends with an entry in this process's table; the table exists while this is not empty. */
+/** Host ends with an entry in this process's table. */
 const members = new Set<string>();
+/** Open emulators of this process: the table stays while one is open or a link has an entry. */
+let users = 0;
+/** Whether this process made its table (it is removed when the last user and the last link are gone). */
+let tableUp = false;
 let queue: Promise<unknown> = Promise.resolve();
 
 /** Runs filter changes one at a time: the table's creation and removal must not interleave with a link's change. */
@@ -119,20 +124,35 @@ function serially<T>(step: () => Promise<T>): Promise<T> {
   return result;
 }
 
-/** Applies one link's change; the table is made for the first link and removed with the last. */
+async function dropTableIfUnused(): Promise<void> {
+  if (users > 0 || members.size > 0 || !tableUp) return;
+  tableUp = false;
+  await nft(`delete table inet ${table}\n`);
+}
+
+/**
+ * Applies one link's change. The table is made with the process's first link (replacing a dead process's
+ * of the same name) and then kept, so a link costs one small transaction; a table removed from outside is
+ * made again by the next link's creation (its other links' entries are gone with it: they are dropped).
+ */
 export function changeLinkFilter(change: LinkChange): Promise<void> {
   return serially(async () => {
     try {
-      if (change.leave && members.size === 1 && members.has(change.link)) {
-        await nft(`delete table inet ${table}\n`);
+      const script = linkScript(table, change);
+      if (!tableUp) {
+        await nft(tableScript(table, true) + script);
+        tableUp = true;
+      } else if (change.join) {
+        await nft(script).catch(() => nft(tableScript(table) + script));
       } else {
-        await nft((change.join ? tableScript(table, members.size === 0) : "") + linkScript(table, change));
+        await nft(script);
       }
       if (change.join) members.add(change.link);
     } finally {
       // A link that leaves is gone whether or not its entry went: an entry left behind only ever drops.
       if (change.leave) members.delete(change.link);
     }
+    await dropTableIfUnused();
   });
 }
 
@@ -145,12 +165,24 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the tables of emulator processes that are gone (best effort: a leftover table only ever drops). */
-export function sweepStaleFilterTables(): Promise<void> {
+/**
+ * At an emulator's start: it uses the table from now on, and tables of emulator processes that are gone are
+ * removed (best effort: a leftover table only ever drops what comes from interfaces that no longer exist).
+ */
+export function openEgressFilter(): Promise<void> {
+  users++;
+  if (!hasHostTool("nft")) return Promise.resolve();
   return serially(async () => {
     const { stdout } = await runHost("nft", ["list", "tables"]);
     // One transaction each: another emulator's sweep may remove the same table first.
-    for (const name of staleTables(stdout, process.pid, alive))
-      await nft(`delete table inet ${name}\n`).catch(() => {});
+    for (const name of staleTables(stdout, process.pid, alive)) {
+      await nft(`delete table inet ${name}\n`).catch(() => undefined);
+    }
   }).catch(() => undefined);
+}
+
+/** At an emulator's close, after its sessions stopped: the table goes once no emulator and no link needs it. */
+export function closeEgressFilter(): Promise<void> {
+  users--;
+  return serially(dropTableIfUnused).catch(() => undefined);
 }
