@@ -5,7 +5,7 @@
 // when the policy names no address any more. Two host addresses live on the host end of a veth pair this file
 // creates into a network namespace of its own (removed afterwards); the policy names only the first. Policy
 // entries name addresses, never ports, so the filter is by address alone.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { createServer, type Server } from "node:net";
 import { Sandbox } from "@vercel/sandbox";
@@ -22,6 +22,8 @@ const named = `10.218.${octet}.1`;
 const other = `10.218.${octet}.2`;
 const servers = new Map<string, { server: Server; port: number }>();
 let api: LocalSandboxApi | undefined;
+/** The pid of a process that has exited (and was reaped). */
+const deadPid = spawnSync("true").pid!;
 
 // A connect from inside the sandbox on a socket bound to the sandbox's one non-loopback interface: what the
 // server answered, `refused:<error>` when nothing did within a second, or `no-link` without such an interface.
@@ -47,11 +49,11 @@ async function serve(address: string): Promise<void> {
   servers.set(address, { server, port: (server.address() as { port: number }).port });
 }
 
-/** Whether this process's emulator has its filter table on the host. */
-const ownTable = () =>
+/** Whether the host has the filter table of the emulator process `pid` (default: this process). */
+const ownTable = (pid = process.pid) =>
   execFileSync("nft", ["list", "tables"], { encoding: "utf8" })
     .split("\n")
-    .includes(`table inet ${filterTableName(process.pid)}`);
+    .includes(`table inet ${filterTableName(pid)}`);
 
 /** The host's interfaces (the host ends of direct links among them). */
 const hostLinks = () =>
@@ -70,11 +72,15 @@ beforeAll(async () => {
   await serve(other);
   // The emulator reads the host's addresses through a short cache: wait until it knows the new ones.
   for (let i = 0; i < 100 && !(await hostAddresses()).has(named); i++) await new Promise((r) => setTimeout(r, 100));
+  // Tables as an emulator that died (a pid that is gone) and a live one (this process's parent) would leave.
+  execFileSync("nft", ["add", "table", "inet", filterTableName(deadPid)]);
+  execFileSync("nft", ["add", "table", "inet", filterTableName(process.ppid)]);
   api = await startLocalSandboxApi();
 });
 
 afterAll(async () => {
   await api?.close();
+  execFileSync("nft", ["delete", "table", "inet", filterTableName(process.ppid)]);
   for (const { server } of servers.values()) await new Promise((resolve) => server.close(resolve));
   execFileSync("ip", ["netns", "del", namespace]);
 });
@@ -94,6 +100,11 @@ describe("the direct-egress link's host end", () => {
       .trim()
       .split("\n")
       .map((line) => line.split(": ")[1]!.split("@")[0]);
+
+  it("sweeps at its start the table an emulator that died left, never a live process's", () => {
+    expect(ownTable(deadPid)).toBe(false);
+    expect(ownTable(process.ppid)).toBe(true);
+  });
 
   it("lets a socket bound to the link reach the named address only, for the user and for sandbox root", async () => {
     const sandbox = await Sandbox.create({ ...connect(api!), networkPolicy: { allow: [named] } });
