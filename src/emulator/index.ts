@@ -13,6 +13,7 @@ import { createOwnedTempDir, type OwnedTempDir } from "../infra/index.js";
 import { type ApiScope, tokenFrom } from "./auth.js";
 import { DATA_DIR_PREFIX } from "./data-dir.js";
 import { DriveStore } from "./drives.js";
+import { closeEgressFilter, openEgressFilter } from "./egress-filter.js";
 import { type Faults, FaultTable } from "./faults.js";
 import { InteractiveShells } from "./interactive.js";
 import { assertIsolationAvailable, resolveNodeBinDir } from "./isolation.js";
@@ -112,9 +113,12 @@ export async function startLocalSandboxApi(options: LocalSandboxApiOptions = {})
   const oidc = new OidcIssuer(teamId, projectId, options.oidcLifetimeSeconds);
   const scope: ApiScope = { token: tokenFrom(options.token), teamId, projectId, oidc };
   const owned = options.dataDir ? undefined : await createOwnedTempDir(DATA_DIR_PREFIX);
+  // The direct-egress filter's table (egress-filter.ts): stale ones of dead emulators go now, ours at close.
+  await openEgressFilter();
   try {
     return await serve(options, scope, path.resolve(options.dataDir ?? owned!.path), owned);
   } catch (error) {
+    await closeEgressFilter();
     await owned?.remove();
     throw error;
   }
@@ -162,6 +166,7 @@ async function serve(
       interactive.close();
       await Promise.all([...registry.sessions.values()].map((s) => lifecycle.stop(s)));
       await lifecycle.close();
+      await closeEgressFilter();
       for (const child of children) child.kill("SIGKILL");
       await Promise.all(
         [...children].map(

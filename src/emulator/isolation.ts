@@ -44,7 +44,9 @@
 //   the policy names them explicitly (an IP literal or a subnet), whatever a hostname resolves to.
 // - transparent, for the host's own addresses a policy names explicitly (egress-routes.ts): a veth link
 //   with one /32 route per such address (no default route, no IPv6), so clients that ignore proxy
-//   variables (the OpenClaw node's WebSocket) reach e.g. a gateway bound to a test host's address.
+//   variables (the OpenClaw node's WebSocket) reach e.g. a gateway bound to a test host's address. Its
+//   host end is filtered on the host (egress-filter.ts, nftables): a socket bound to the link reaches the
+//   named addresses only; the link goes when the policy names no address.
 //   NOT like Vercel: traffic must be proxy-aware (a raw socket or UDP/DNS from the sandbox has no route,
 //   where Vercel's transparent firewall would let allowed destinations through). Request rules (header
 //   transform, forwardURL, response) are applied by the proxy for the hosts that have them (egress-intercept.ts).

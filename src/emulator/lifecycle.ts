@@ -11,6 +11,7 @@ import { SandboxCgroups } from "./cgroups.js";
 import type { DriveStore } from "./drives.js";
 import { closeSessionEgress, networkModeOf, sessionEgress } from "./egress.js";
 import { InterceptCertificates } from "./egress-certs.js";
+import { closeDirectRoutes } from "./egress-routes.js";
 import { HolderFactory, type PreparedHolder } from "./holder-zygote.js";
 import { mergeLayers } from "./host-tree.js";
 import { HttpError } from "./http.js";
@@ -407,6 +408,8 @@ export class Lifecycle {
       if (session.holder) await stopHolder(session.holder);
       // The proxy's listening socket keeps the namespace alive: close it with the session.
       await closeSessionEgress(session);
+      // So does the direct link's descriptor of it; its host end and filter entries go with it.
+      await closeDirectRoutes(session);
       await closeRouteAccess(session);
       closeConnector(session);
       await Promise.all([...session.commands.values()].map((c) => c.done));
