@@ -32,7 +32,7 @@ import { SERVE_PY } from "./serve-script.js";
 // data dir (the root overlay's to the sandbox's layer dir), so the sandbox's mount table names nothing of the
 // host. The overlay mount is retried because the previous session's overlay on the same upper dir is released
 // asynchronously after a stop. The user namespace is created by a short-lived child and kept open on fd 9
-// (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's own ids is needed to keep
+// (the outer process gets it over `ns` and enters it), so no process of the sandbox's own ids is needed to keep
 // it. Last it execs a shell that stays PID 1 and reaps orphans.
 // `warnings` is imported here, once, because `os.execvpe` imports it on first use: each program's child
 // (serve-script.ts) imported it again after its fork, reading the module through the sandbox's read-only /usr,
@@ -88,6 +88,9 @@ def become_sandbox_root(userfd, ns):
 def holder(id, ns):
     # What does not depend on the sandbox is done before its boot request is read, so a holder made ahead
     # (holder-zygote.ts \`prepare\`) has done it by the time a create or resume asks for it.
+    # The inode of its network namespace, sent with \`ready\`: the emulator opens /proc/<pid>/ns/net then and checks it
+    # against this (netns-entry.ts), so a reused pid is never taken for this holder.
+    netns = os.stat("/proc/self/ns/net").st_ino
     # Its own UTS namespace: the sandbox's name is its own, never the host's.
     with open("/proc/sys/kernel/hostname", "w") as h:
         h.write("sandbox")
@@ -182,7 +185,7 @@ def holder(id, ns):
     # The outer process runs the sandbox's programs (serve): it enters this user namespace by this descriptor.
     ns.sendmsg([b"u"], [(1, 1, struct.pack("i", 9))])
     ns.close()
-    send({"id": id, "ready": True})
+    send({"id": id, "ready": True, "netns": netns})
     os.closerange(3, 9)
     os.closerange(10, 65536)
     # PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
