@@ -15,7 +15,8 @@
 //   (`sandbox`, UTS namespace);
 // - its cgroups show as `/` (cgroup namespace): the holder joins the session's groups before `unshare`
 //   makes the namespace, so its root is the session's group, and no host group name (the machine's,
-//   the emulator's pid) shows in /proc/<pid>/cgroup; every program is born in them, a child of the holder's outer process;
+//   the emulator's pid) shows in /proc/<pid>/cgroup; every program is born in them (a child of the
+//   holder's outer process), never moved in from the host;
 // - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
 // Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to a range of unused
 // host ids of the sandbox's own (id-ranges.ts: no two live sandboxes of one emulator share a host id;
@@ -51,8 +52,8 @@
 // Drives (drives.ts) are bind-mounted at the paths a sandbox's `mounts` name, read-write or as a read-only copy.
 // Resources (cgroups.ts): each session has a cgroup of its own, limited from its `vcpus` as on Vercel
 // (2 GB of memory per vCPU and no swap, `vcpus` cores of CPU time) plus a process limit; the holder and
-// every program of the sandbox are born in it (the holder's outer process joins it first), so a memory hog is OOM-killed inside
-// its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
+// every program of the sandbox are in it (the outer process joins it first; the programs are its
+// children), so a memory hog is OOM-killed inside its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
 // nor writable v1 controllers, the emulator warns once at start and runs sandboxes without limits.
 // NOT isolated: the kernel (one shared kernel, no VM: a kernel bug is a way out, and kernel-wide figures
 // such as /proc/meminfo, /proc/cpuinfo, uptime and load are the host's), the clock, disk space and I/O
