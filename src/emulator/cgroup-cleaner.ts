@@ -6,8 +6,9 @@
 // refuse (the kernel checks a sender's ids): the cleaner ends that holder, so its sandbox too. Without it, a killed
 // emulator would leave empty groups inside its own cgroup, which then could not be removed by whoever
 // made that cgroup.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
+import { spawnHost } from "./host-spawn.js";
 
 /** How long the cleaner keeps trying (its processes take a moment to exit), in 100 ms rounds. */
 const ROUNDS = 100;
@@ -39,7 +40,8 @@ export class CgroupCleaner {
   constructor(parents: string[]) {
     // Detached and unreferenced: a signal to the emulator's process group, or the emulator's exit, leaves it
     // running long enough to clean up; it never keeps the emulator's event loop alive.
-    this.child = spawn("/bin/sh", ["-c", SCRIPT, "sandbox-cgroup-cleaner", ...parents], {
+    // The host's sh with the fixed host environment (host-spawn.ts), never the emulator's own.
+    this.child = spawnHost("sh", ["-c", SCRIPT, "sandbox-cgroup-cleaner", ...parents], {
       stdio: ["pipe", "ignore", "ignore"],
       detached: true,
     });

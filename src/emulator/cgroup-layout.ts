@@ -1,6 +1,6 @@
 // The pure half of per-sandbox resource limits (cgroups.ts is the I/O half): which cgroup layout this
-// machine offers the emulator, what a sandbox of `vcpus` vCPUs is limited to, and the argv prefix that
-// moves a process into its sandbox's cgroups before it execs anything of the sandbox. The layout is read
+// machine offers the emulator and what a sandbox of `vcpus` vCPUs is limited to (the holder's outer process
+// joins its sandbox's groups itself, holder-script.ts, and every program of the sandbox is born there). The layout is read
 // from the texts of /proc/self/cgroup, /proc/self/mountinfo and (v2) the emulator's own
 // cgroup.subtree_control, so every machine shape (v2-only, hybrid, no cgroups) is a fixture in a test.
 import path from "node:path";
@@ -174,18 +174,4 @@ export function limitSettings(kind: "v1" | "v2", vcpus: number): LimitSetting[] 
     { controller: "cpu", file: "cpu.cfs_period_us", value: String(CPU_PERIOD_US) },
     { controller: "cpu", file: "cpu.cfs_quota_us", value: quota },
   ];
-}
-
-// Moves itself into each cgroup.procs file given, biases the OOM killer towards itself, then execs the
-// rest: whatever it execs (nsenter, the holder) and all their children stay in the sandbox's groups. A
-// process that cannot join never runs (125), so nothing enters a sandbox unlimited by accident.
-const JOIN_SCRIPT = `n=$1; shift
-while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done
-echo ${SANDBOX_OOM_SCORE_ADJ} > /proc/$$/oom_score_adj 2>/dev/null
-exec "$@"`;
-
-/** The command and arguments that run `command args…` inside the cgroups whose cgroup.procs files are given (none: as is). */
-export function joinCgroups(procsFiles: readonly string[], command: string, args: string[]): [string, string[]] {
-  if (procsFiles.length === 0) return [command, args];
-  return ["/bin/sh", ["-c", JOIN_SCRIPT, "sandbox-join", String(procsFiles.length), ...procsFiles, command, ...args]];
 }

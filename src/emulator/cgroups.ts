@@ -2,8 +2,7 @@
 // Each session gets a cgroup of its own under one parent per emulator instance, itself a child of the
 // emulator's own cgroup, limited from the sandbox's `vcpus` (cgroup-layout.ts says to what): the holder's
 // outer process joins it before it builds the sandbox, and the sandbox's programs are its children
-// (serve-script.ts), born in it; an interactive shell joins it before it execs nsenter (isolation.ts
-// `inSandbox`). So the kernel enforces the limits inside that sandbox only.
+// (serve-script.ts), born in it, interactive shells included (interactive.ts). So the kernel enforces the limits inside that sandbox only.
 // Where the machine offers no usable cgroups the emulator warns once, at start, and runs without limits.
 // The groups are removed when their session stops; the parent stays for the next session (making it and its
 // cleaner again per boot cost a process start on the event loop) and goes when the emulator closes; a cleaner

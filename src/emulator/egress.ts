@@ -6,6 +6,7 @@
 import type { ChildProcess } from "node:child_process";
 import { listenInNamespace, type NamespaceListener } from "./egress-listener.js";
 import { type EgressProxy, type InterceptOptions, type RouteOf, serveEgressProxy } from "./egress-proxy.js";
+import type { NetnsHandle } from "./netns-entry.js";
 
 export type NetworkMode = "isolated" | "proxied";
 
@@ -19,7 +20,7 @@ export interface SessionEgress extends EgressProxy {
 
 /** What the proxy needs of a session (a registry SessionRecord is one; named here so egress does not import it). */
 export interface EgressSession {
-  holder?: { pid: number };
+  holder?: { netns: NetnsHandle };
   networkPolicy: Record<string, unknown>;
   egress?: Promise<SessionEgress>;
 }
@@ -37,7 +38,7 @@ export function sessionEgress(
 ): Promise<SessionEgress> {
   if (session.egress) return session.egress;
   const starting = (async () => {
-    const { server, port } = bound ?? (await listenInNamespace(session.holder!.pid, track));
+    const { server, port } = bound ?? (await listenInNamespace(session.holder!.netns, track));
     // Reads the record on every connection, so policy updates apply to the next connection.
     const proxy = serveEgressProxy(server, () => session.networkPolicy, { routeOf, intercept });
     return { port, close: () => proxy.close() };

@@ -32,7 +32,7 @@ import { SERVE_PY } from "./serve-script.js";
 // data dir (the root overlay's to the sandbox's layer dir), so the sandbox's mount table names nothing of the
 // host. The overlay mount is retried because the previous session's overlay on the same upper dir is released
 // asynchronously after a stop. The user namespace is created by a short-lived child and kept open on fd 9
-// (commands enter it through /proc/<holder>/fd/9), so no process of the sandbox's own ids is needed to keep
+// (the outer process gets it over `ns` and enters it), so no process of the sandbox's own ids is needed to keep
 // it. Last it execs a shell that stays PID 1 and reaps orphans.
 // `warnings` is imported here, once, because `os.execvpe` imports it on first use: each program's child
 // (serve-script.ts) imported it again after its fork, reading the module through the sandbox's read-only /usr,
@@ -88,6 +88,9 @@ def become_sandbox_root(userfd, ns):
 def holder(id, ns):
     # What does not depend on the sandbox is done before its boot request is read, so a holder made ahead
     # (holder-zygote.ts \`prepare\`) has done it by the time a create or resume asks for it.
+    # The inode of its network namespace, sent with \`ready\`: the emulator opens /proc/<pid>/ns/net then and checks it
+    # against this (netns-entry.ts), so a reused pid is never taken for this holder.
+    netns = os.stat("/proc/self/ns/net").st_ino
     # Its own UTS namespace: the sandbox's name is its own, never the host's.
     with open("/proc/sys/kernel/hostname", "w") as h:
         h.write("sandbox")
@@ -182,7 +185,7 @@ def holder(id, ns):
     # The outer process runs the sandbox's programs (serve): it enters this user namespace by this descriptor.
     ns.sendmsg([b"u"], [(1, 1, struct.pack("i", 9))])
     ns.close()
-    send({"id": id, "ready": True})
+    send({"id": id, "ready": True, "netns": netns})
     os.closerange(3, 9)
     os.closerange(10, 65536)
     # PID 1 becomes a shell, which reaps the sandbox's orphans as they exit (an exec'd sleep never would: each would
@@ -254,7 +257,10 @@ def start(req):
     pid = os.fork()
     if pid:
         ctl_outer.close()
+        # Never blocks the factory: what the outer process has not read yet waits in its own queue (forward).
+        ctl.setblocking(False)
         ctls[id] = ctl
+        queues[id] = bytearray()
         return pid
     try:
         signal.set_wakeup_fd(-1)
@@ -270,24 +276,43 @@ def start(req):
     except BaseException as e:
         send({"id": id, "error": f"{type(e).__name__}: {e}"})
     os._exit(1)
+# What may wait for one outer process that does not read its requests (its sandbox's CPU quota throttles it, it
+# is stuck in a start): past this, its next requests fail at once, and no other sandbox waits for it.
+QUEUE_LIMIT = 16 << 20
 def forward(req, line):
-    # A program to run in (or a signal for a program of) a holder's sandbox goes to that holder's outer process.
-    ctl = ctls.get(req["holder"])
+    # A program to run in (or a signal for a program of) a holder's sandbox goes to that holder's outer process,
+    # through its queue: a blocking send to one slow outer process used to stall every boot and command.
+    id = req["holder"]
+    queue = queues.get(id)
+    if queue is None or len(queue) + len(line) >= QUEUE_LIMIT:
+        refuse(req, "the sandbox is gone" if queue is None else "the sandbox is not taking requests")
+        return
+    queue += line + b"\\n"
+    flush(id)
+def refuse(req, reason):
+    if "run" in req:
+        send({"run": req["run"], "error": f"could not start the program: {reason}"})
+def flush(id):
+    queue = queues[id]
     try:
-        if ctl is None:
-            raise OSError("the sandbox is gone")
-        ctl.sendall(line + b"\\n")
-    except OSError as e:
-        if "run" in req:
-            send({"run": req["run"], "error": f"could not start the program: {e}"})
+        while queue:
+            del queue[:ctls[id].send(queue)]
+    except BlockingIOError:
+        pass
+    except OSError:
+        # The outer process is gone: its exit is reported when it is reaped, and the emulator ends its programs.
+        queue.clear()
 die_with_parent()
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_w, False)
 signal.set_wakeup_fd(wake_w)
 signal.signal(signal.SIGCHLD, lambda *_: None)
-outers, ctls, pending = {}, {}, b""
+outers, ctls, queues, pending = {}, {}, {}, b""
 while True:
-    ready = select.select([CHANNEL, wake_r], [], [])[0]
+    waiting = [ctls[id] for id, queue in queues.items() if queue]
+    ready, writable, _ = select.select([CHANNEL, wake_r], waiting, [])
+    for ctl in writable:
+        flush(next(id for id, c in ctls.items() if c is ctl))
     if wake_r in ready:
         os.read(wake_r, 4096)
     while outers:
@@ -297,6 +322,7 @@ while True:
         if pid in outers:
             gone = outers.pop(pid)
             ctls.pop(gone).close()
+            queues.pop(gone)
             send({"id": gone, "exit": os.waitstatus_to_exitcode(status)})
     if CHANNEL in ready:
         chunk = os.read(CHANNEL, 65536)

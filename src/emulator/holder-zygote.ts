@@ -1,10 +1,11 @@
 // The emulator's side of the holders' factory (holder-script.ts): one Python process, started on the first
 // boot and again after it ends, that forks every sandbox's holder on request. Messages from the factory are
 // routed to the boot they answer by id.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Server, Socket } from "node:net";
 import type { NamespaceListener } from "./egress-listener.js";
 import { HOLDER_SCRIPT } from "./holder-script.js";
+import { spawnHost } from "./host-spawn.js";
 import { newId } from "./ids.js";
 import { PYTHON, PYTHON_FLAGS } from "./layers.js";
 import { type ProgramMessage, type ProgramSpec, ProgramTable, type SandboxProgram } from "./sandbox-program.js";
@@ -20,14 +21,21 @@ export interface HolderRequest {
 export interface HolderStart {
   /** The host pid of its outer process (a process group's leader), or undefined once the factory is gone. */
   outer: Promise<number | undefined>;
-  /** Its host pid (PID 1 of its namespaces) and egress listener, once its root is built. */
-  ready: Promise<{ pid: number; listener?: NamespaceListener }>;
+  /** Its host pid (PID 1 of its namespaces), its network namespace's inode and egress listener, once its root is built. */
+  ready: Promise<HolderReady>;
   /** Resolves once the outer process is gone (and with it the holder and every process of the sandbox). */
   exited: Promise<void>;
   /** True once `exited` resolved: its pids may belong to other processes by now. */
   isGone(): boolean;
   /** Starts a program in the sandbox (serve-script.ts), once `ready`; rejects if it could not start. */
   run(spec: ProgramSpec): Promise<SandboxProgram>;
+}
+
+/** A holder that built its root: its host pid, the inode of its network namespace (netns-entry.ts), its listener. */
+export interface HolderReady {
+  pid: number;
+  netns: number;
+  listener?: NamespaceListener;
 }
 
 /** An outer process waiting, in its groups and namespaces, for the sandbox it is to boot. */
@@ -42,8 +50,9 @@ interface Tracked {
   listen: boolean;
   readySeen?: boolean;
   pid?: number;
+  netns?: number;
   listener?: NamespaceListener;
-  ready: (value: { pid: number; listener?: NamespaceListener }) => void;
+  ready: (value: HolderReady) => void;
   fail: (error: Error) => void;
   exited: () => void;
 }
@@ -55,6 +64,7 @@ interface FactoryMessage {
   pid?: number;
   port?: number;
   ready?: boolean;
+  netns?: number;
   error?: string;
   exit?: number;
 }
@@ -108,7 +118,7 @@ export class HolderFactory {
     const outer = new Promise<number | undefined>((resolve) => {
       tracked = { outer: resolve, listen } as Tracked;
     });
-    const ready = new Promise<{ pid: number; listener?: NamespaceListener }>((resolve, reject) => {
+    const ready = new Promise<HolderReady>((resolve, reject) => {
       tracked.ready = resolve;
       tracked.fail = reject;
     });
@@ -141,9 +151,10 @@ export class HolderFactory {
 
   private factory(): ChildProcess {
     if (this.child) return this.child;
-    const child = spawn(PYTHON, [...PYTHON_FLAGS, "-c", HOLDER_SCRIPT], {
+    // The host's python3 by absolute path with the fixed host environment (host-spawn.ts): what the factory and its
+    // holders inherit is never the emulator's environment, let alone a client's.
+    const child = spawnHost(PYTHON, [...PYTHON_FLAGS, "-c", HOLDER_SCRIPT], {
       stdio: ["ignore", "ignore", "pipe", "ipc"],
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
       // Its own process group: a signal to the emulator's group never reaches the factory or its holders.
       detached: true,
     });
@@ -181,11 +192,12 @@ export class HolderFactory {
     if (message.outer !== undefined) tracked.outer(message.outer);
     if (message.pid !== undefined) tracked.pid = message.pid;
     if (message.ready) tracked.readySeen = true;
+    if (message.netns !== undefined) tracked.netns = message.netns;
     // The holder's `ready` and its listener come from the holder, its `pid` from the outer process: over the one
     // channel they may arrive in any order (under many boots at once, `ready` often first), so the boot is ready
     // only once all three are in.
     if (tracked.readySeen && tracked.pid !== undefined && (tracked.listener || !tracked.listen)) {
-      tracked.ready({ pid: tracked.pid, listener: tracked.listener });
+      tracked.ready({ pid: tracked.pid, netns: tracked.netns ?? 0, listener: tracked.listener });
     }
     if (message.error !== undefined) tracked.fail(new Error(message.error));
     if (message.exit !== undefined) tracked.exited();

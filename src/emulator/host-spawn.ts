@@ -69,17 +69,14 @@ const execFileAsync = promisify(execFile);
 export async function runHost(
   tool: string,
   args: readonly string[],
-  options: { input?: string; timeoutMs?: number } = {},
+  /** `timeoutMs` 0: no limit (a copy or chown of a whole image). */
+  options: { input?: string; timeoutMs?: number; cwd?: string } = {},
 ): Promise<{ stdout: string; stderr: string }> {
-  if (options.input === undefined) {
-    return execFileAsync(hostTool(tool), args, { env: hostEnv(), timeout: options.timeoutMs ?? 30_000 });
-  }
+  const base = { env: hostEnv(), timeout: options.timeoutMs ?? 30_000, cwd: options.cwd };
+  if (options.input === undefined) return execFileAsync(hostTool(tool), args, base);
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      hostTool(tool),
-      args,
-      { env: hostEnv(), timeout: options.timeoutMs ?? 30_000 },
-      (error, stdout, stderr) => (error ? reject(Object.assign(error, { stderr })) : resolve({ stdout, stderr })),
+    const child = execFile(hostTool(tool), args, base, (error, stdout, stderr) =>
+      error ? reject(Object.assign(error, { stderr })) : resolve({ stdout, stderr }),
     );
     child.stdin?.end(options.input);
   });

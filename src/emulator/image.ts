@@ -13,7 +13,6 @@
 // by the ids of one range, which is why they appear owned by root (or vercel-sandbox) inside; they are a
 // under 1 MB, so each range in use gets its own. The Node copy is shared by all sandboxes and owned
 // by the host's root, so a sandbox can run it but never change it.
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { constants, existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
 import {
@@ -30,11 +29,13 @@ import {
   writeFile,
 } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
+import { runHost } from "./host-spawn.js";
 import { ownByHostRoot } from "./host-tree.js";
 import { SUDO_HELPER, SUDO_SCRIPT } from "./sudo.js";
 
-const run = promisify(execFile);
+/** The host's cp and chown by absolute path, with the fixed host environment, without a time limit. */
+const run = (tool: string, args: string[], options: { cwd?: string } = {}) =>
+  runHost(tool, args, { ...options, timeoutMs: 0 });
 
 /** Where the runtime's Node install is seen inside every sandbox; its `bin` is first on PATH. */
 export const SANDBOX_NODE_PREFIX = "/opt/vercel-sandbox-node";

@@ -8,10 +8,14 @@
 // after a minute. The terminal is a real PTY inside the sandbox (pty-helper.ts), run as the sandbox's
 // default user in its namespaces and cgroups, with the same environment and egress a command gets.
 // Closing the connection ends the shell; the shell's end closes the connection.
+// The helper is started like every program of a sandbox, by the holder's outer process (holder.start.run,
+// serve-script.ts), which already is the sandbox's root in its namespaces and cgroups: no process of the host's
+// enters the sandbox for it (a host-root `nsenter` used to fork into the sandbox's PID namespace before it dropped
+// its ids, long enough for sandbox root to trace it), and the start frame's env and the sandbox's reach only the
+// program inside, never a program the host runs.
 //
 // The WebSocket framing is the `ws` package's, a dependency loaded when the first shell opens (an emulator
 // that never opens one never loads it); should it be missing, openInteractive answers 422 `interactive_not_supported`.
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -19,9 +23,10 @@ import { commandEnv, networkEnv } from "./commands.js";
 import type { Ctx, EmulatorState } from "./context.js";
 import { runningSession } from "./context.js";
 import { HttpError, sendJson } from "./http.js";
-import { AS_DEFAULT_USER, inSandbox } from "./isolation.js";
+import { SANDBOX_USER } from "./image.js";
 import { SANDBOX_HOME } from "./payloads.js";
-import { PTY_HELPER } from "./pty-helper.js";
+import { PTY_HELPER, PTY_INPUT, PTY_RESIZE, ptyFrame } from "./pty-helper.js";
+import type { SandboxProgram } from "./sandbox-program.js";
 
 const TICKET_TTL_MS = 60_000;
 const START_TIMEOUT_MS = 30_000;
@@ -137,16 +142,16 @@ export class InteractiveShells {
 
   private serve(state: EmulatorState, sessionId: string, ws: WsSocket): void {
     this.sockets.add(ws);
-    let shell: ChildProcess | undefined;
+    let shell: SandboxProgram | undefined;
     let starting = false;
     let closed = false;
     /** Frames that arrive while the shell is starting, delivered once it runs. */
     const early: Array<[Buffer, boolean]> = [];
     const startTimer = setTimeout(() => ws.close(1008, "no start frame"), START_TIMEOUT_MS);
-    const deliver = (child: ChildProcess, data: Buffer, isBinary: boolean) => {
-      if (isBinary) return void child.stdin?.write(data);
+    const deliver = (program: SandboxProgram, data: Buffer, isBinary: boolean) => {
+      if (isBinary) return void program.stdin?.write(ptyFrame(PTY_INPUT, data));
       const control = parseControl(data.toString("utf8"));
-      if (control) (child.stdio[3] as NodeJS.WritableStream | null)?.write(`${control.rows} ${control.cols}\n`);
+      if (control) program.stdin?.write(ptyFrame(PTY_RESIZE, Buffer.from(`${control.rows} ${control.cols}`)));
     };
     ws.on("close", () => {
       closed = true;
@@ -174,7 +179,12 @@ export class InteractiveShells {
     });
   }
 
-  private async start(state: EmulatorState, sessionId: string, start: StartFrame, ws: WsSocket): Promise<ChildProcess> {
+  private async start(
+    state: EmulatorState,
+    sessionId: string,
+    start: StartFrame,
+    ws: WsSocket,
+  ): Promise<SandboxProgram> {
     const live = () => {
       const session = state.registry.sessions.get(sessionId);
       if (session?.status !== "running" || !session.holder) throw new Error("the sandbox stopped");
@@ -182,24 +192,28 @@ export class InteractiveShells {
     };
     const proxy = await networkEnv(state, live());
     const session = live();
-    const env = commandEnv(state, session, start.env, false, proxy);
-    const [command, args] = inSandbox(session.holder!, [
-      ...AS_DEFAULT_USER,
-      "/usr/bin/python3",
-      "-c",
-      PTY_HELPER,
-      String(start.rows),
-      String(start.cols),
-      start.cwd,
-      start.command,
-      ...start.args,
-    ]);
-    const child = spawn(command, args, { env, stdio: ["pipe", "pipe", "pipe", "pipe"], detached: true });
-    state.track(child);
-    child.on("error", () => {});
-    child.stdin?.on("error", () => {});
-    (child.stdio[3] as NodeJS.WritableStream | null)?.on("error", () => {});
-    const out = child.stdout!;
+    const program = await session.holder!.start.run({
+      // The sandbox's python3, isolated from PYTHON* variables (the env is the shell's, not the helper's).
+      argv: [
+        "/usr/bin/python3",
+        "-I",
+        "-S",
+        "-c",
+        PTY_HELPER,
+        String(start.rows),
+        String(start.cols),
+        start.cwd,
+        start.command,
+        ...start.args,
+      ],
+      env: commandEnv(state, session, start.env, false, proxy),
+      // The helper changes to the asked cwd itself (a missing one leaves the shell in /, as a terminal would).
+      cwd: "/",
+      user: { uid: SANDBOX_USER.uid, gid: SANDBOX_USER.gid },
+      stdin: true,
+    });
+    program.stdin!.on("error", () => {});
+    const out = program.stdout;
     out.on("data", (chunk: Buffer) => {
       ws.send(chunk, () => {
         if (ws.bufferedAmount < HIGH_WATER_BYTES) out.resume();
@@ -207,15 +221,14 @@ export class InteractiveShells {
       if (ws.bufferedAmount >= HIGH_WATER_BYTES) out.pause();
     });
     // The helper's own failures (python3 missing, a bad cwd) are shown on the terminal like any output.
-    child.stderr!.on("data", (chunk: Buffer) => ws.send(chunk));
-    child.once("close", (code, signal) => {
-      const exit = code ?? 128 + (signal === "SIGKILL" ? 9 : 15);
+    program.stderr.on("data", (chunk: Buffer) => ws.send(chunk));
+    void program.closed.then((exit) => {
       if (ws.readyState === 1) {
         ws.send(JSON.stringify({ type: "exit", code: exit }));
         ws.close(1000, "exited");
       }
     });
-    return child;
+    return program;
   }
 
   /** Ends every connection (and with it every shell). */
@@ -238,19 +251,11 @@ function parseControl(text: string): { cols: number; rows: number } | undefined 
 }
 
 /** Closes the terminal's input (the helper hangs the shell up); kills the helper's group if it lingers. */
-function hangUp(child: ChildProcess): void {
-  child.stdin?.end();
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }
-  }, 5_000);
+function hangUp(program: SandboxProgram): void {
+  program.stdin?.end();
+  const timer = setTimeout(() => program.kill(9), 5_000);
   timer.unref();
-  child.once("close", () => clearTimeout(timer));
+  void program.exited.then(() => clearTimeout(timer));
 }
 
 function refuse(socket: Duplex, status: string, reason: string): void {

@@ -15,7 +15,8 @@
 //   (`sandbox`, UTS namespace);
 // - its cgroups show as `/` (cgroup namespace): the holder joins the session's groups before `unshare`
 //   makes the namespace, so its root is the session's group, and no host group name (the machine's,
-//   the emulator's pid) shows in /proc/<pid>/cgroup; commands join the same groups, then enter it;
+//   the emulator's pid) shows in /proc/<pid>/cgroup; every program is born in them (a child of the
+//   holder's outer process), never moved in from the host;
 // - then the holder pivots into that root and detaches the host's: no path leads back (no old_root).
 // Vercel's user model: commands run in a user namespace that maps sandbox ids 0–65535 to a range of unused
 // host ids of the sandbox's own (id-ranges.ts: no two live sandboxes of one emulator share a host id;
@@ -53,8 +54,8 @@
 // Drives (drives.ts) are bind-mounted at the paths a sandbox's `mounts` name, read-write or as a read-only copy.
 // Resources (cgroups.ts): each session has a cgroup of its own, limited from its `vcpus` as on Vercel
 // (2 GB of memory per vCPU and no swap, `vcpus` cores of CPU time) plus a process limit; the holder and
-// every process entering the sandbox join it first (`inSandbox`), so a memory hog is OOM-killed inside
-// its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
+// every program of the sandbox are in it (the outer process joins it first; the programs are its
+// children), so a memory hog is OOM-killed inside its sandbox and a fork bomb stops at the limit. Where the machine offers neither delegated cgroup v2
 // nor writable v1 controllers, the emulator warns once at start and runs sandboxes without limits.
 // NOT isolated: the kernel (one shared kernel, no VM: a kernel bug is a way out, and kernel-wide figures
 // such as /proc/meminfo, /proc/cpuinfo, uptime and load are the host's), the clock, disk space and I/O
@@ -66,12 +67,12 @@ import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { joinCgroups } from "./cgroup-layout.js";
 import type { NamespaceListener } from "./egress-listener.js";
 import type { HolderFactory, HolderStart, PreparedHolder } from "./holder-zygote.js";
 import { SANDBOX_ID_COUNT } from "./id-ranges.js";
-import { SANDBOX_USER, type SandboxImage, SYSTEM_DIRS } from "./image.js";
+import { type SandboxImage, SYSTEM_DIRS } from "./image.js";
 import type { LayerStack } from "./layers.js";
+import { NetnsHandle } from "./netns-entry.js";
 
 /** Thrown by startLocalSandboxApi when the machine cannot give sandboxes their own namespaces. */
 export class EmulatorIsolationError extends Error {
@@ -159,38 +160,15 @@ export interface HolderMount {
 }
 
 export interface Holder {
-  /** Host PID of the namespace's PID 1 (the target for nsenter). */
+  /** Host PID of the namespace's PID 1 (to kill it; never to enter it: it may be reused once the holder is gone). */
   pid: number;
   /** The holder as its factory reports it (holder-zygote.ts): its outer process, and when it is gone. */
   start: HolderStart;
   exited: Promise<void>;
-  /** cgroup.procs files of the sandbox's limited groups (cgroups.ts), joined before entering; none without limits. */
-  cgroupProcs: readonly string[];
+  /** The sandbox's network namespace, opened when the holder was ready: host tools enter it by this (netns-entry.ts). */
+  netns: NetnsHandle;
   /** The session's egress listener, bound by the holder in its network namespace (when asked for). */
   listener?: NamespaceListener;
-}
-
-/** Prefix that drops a process inside the sandbox from sandbox root to the default user (and its groups). */
-export const AS_DEFAULT_USER = [
-  "/usr/bin/setpriv",
-  `--reuid=${SANDBOX_USER.uid}`,
-  `--regid=${SANDBOX_USER.gid}`,
-  "--init-groups",
-  "--",
-];
-
-/**
- * The `nsenter` arguments that put a process inside the sandbox, as sandbox root (drop ids after). `-C`
- * only changes the cgroup view: the process has joined the session's groups already (`inSandbox`).
- */
-export function enterSandbox(holder: Holder): string[] {
-  const pid = String(holder.pid);
-  return ["-t", pid, "-m", "-p", "-n", "-i", "-u", "-C", "-r", "-w", `--user=/proc/${pid}/fd/9`];
-}
-
-/** The command and arguments that run `argv` inside the sandbox: join its limited groups, then nsenter. */
-export function inSandbox(holder: Holder, argv: string[]): [string, string[]] {
-  return joinCgroups(holder.cgroupProcs, "nsenter", [...enterSandbox(holder), "--", ...argv]);
 }
 
 /**
@@ -242,19 +220,19 @@ export async function startHolder(
     },
     prepared,
   );
-  const partial = { pid: 0, start, exited: start.exited, cgroupProcs };
+  const partial = { pid: 0, start, exited: start.exited };
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`the sandbox did not start within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    const { pid, listener } = await Promise.race([start.ready, late]);
+    const { pid, listener, netns } = await Promise.race([start.ready, late]);
     if (!pid) throw new Error("could not find the sandbox namespace's init process");
     // Never hand out a holder whose root is still the host's: commands would run on the host.
     if (statSync(`/proc/${pid}/root/`).dev === statSync("/").dev) {
       throw new Error("the sandbox namespace did not enter its own root");
     }
-    return { pid, start, exited: start.exited, cgroupProcs, listener };
+    return { pid, start, exited: start.exited, netns: NetnsHandle.of(pid, netns), listener };
   } catch (error) {
     await stopHolder(partial);
     throw error;
@@ -300,9 +278,11 @@ async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
  * process of the namespace), and the stop goes on once that namespace is gone.
  */
 export async function stopHolder(
-  holder: { pid: number; start: Pick<HolderStart, "outer" | "exited" | "isGone"> },
+  holder: { pid: number; start: Pick<HolderStart, "outer" | "exited" | "isGone">; netns?: NetnsHandle },
   limits: StopHolderLimits = STOP_HOLDER_LIMITS,
 ): Promise<void> {
+  // Nothing enters the namespace from here on; the descriptor no longer keeps it alive.
+  holder.netns?.close();
   const outer = await within(holder.start.outer, limits.outerMs, undefined);
   if (!holder.start.isGone()) {
     for (const pid of [outer ? -outer : 0, holder.pid, outer]) {

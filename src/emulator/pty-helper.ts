@@ -1,14 +1,31 @@
-// The PTY of an interactive shell (interactive.ts): a small program run INSIDE the sandbox (in its
-// namespaces, as the account the shell runs as) with the sandbox's own python3, whose standard `pty`
-// primitives give a real terminal without a native addon in the emulator. It opens a pseudo-terminal
-// sized as asked, starts the program on it as a session leader with the terminal as its controlling
-// tty (so Ctrl-C from the line discipline interrupts the foreground job, and job control works),
-// copies stdin to the terminal and the terminal to stdout, applies `rows cols` lines from fd 3 as
-// resizes (the kernel sends SIGWINCH), and exits with the program's status (128 + signal when killed).
-// When its stdin ends (the connection is gone) it hangs up the terminal's session (SIGHUP, then
-// SIGKILL after a grace period), so the connection's end ends the shell.
+// The PTY of an interactive shell (interactive.ts): a small program run INSIDE the sandbox (started by the holder's
+// outer process like any command, serve-script.ts: in its namespaces and cgroups, as the account the shell runs
+// as) with the sandbox's own python3, whose standard `pty` primitives give a real terminal without a native addon
+// in the emulator. It opens a pseudo-terminal sized as asked, starts the program on it as a session leader with
+// the terminal as its controlling tty (so Ctrl-C from the line discipline interrupts the foreground job, and job
+// control works), copies the terminal to stdout, and exits with the program's status (128 + signal when killed).
+//
+// Its stdin carries frames (ptyFrame): a 1-byte kind and a 4-byte big-endian length, then the payload; kind 0 is
+// terminal input, kind 1 a resize (`rows cols`, the kernel then sends SIGWINCH). In-band, because a program of the
+// sandbox gets exactly three streams (sandbox-program.ts): a fourth, for resizes only, would widen the program
+// protocol (one more socket pair per program, descriptor 3 kept open past the outer's closerange, in both its
+// spawn and fork paths) for this one caller, while framing costs five bytes per input chunk and stays in this file.
+// When its stdin ends (the connection is gone) it hangs up the terminal's session (SIGHUP, then SIGKILL after a
+// grace period), so the connection's end ends the shell.
 //
 // Arguments: rows cols cwd program [args…]. An empty program means the account's shell from passwd.
+
+/** Frame kinds on the helper's stdin. */
+export const PTY_INPUT = 0;
+export const PTY_RESIZE = 1;
+
+/** One frame for the helper's stdin: terminal input, or a resize to `rows cols`. */
+export function ptyFrame(kind: typeof PTY_INPUT | typeof PTY_RESIZE, payload: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt8(kind, 0);
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
 
 export const PTY_HELPER = String.raw`
 import errno, fcntl, os, pwd, select, signal, struct, sys, termios, time
@@ -46,8 +63,25 @@ def write_all(fd, data):
     while data:
         data = data[os.write(fd, data):]
 
-control = b""
-inputs = [0, 3, master]
+# Frames from stdin: a kind byte and a big-endian length, then the payload.
+frames = b""
+def apply_frames():
+    global frames
+    while len(frames) >= 5:
+        kind, length = struct.unpack(">BI", frames[:5])
+        if len(frames) < 5 + length:
+            return
+        payload, frames = frames[5:5 + length], frames[5 + length:]
+        if kind == 0:
+            write_all(master, payload)
+        elif kind == 1:
+            try:
+                r, c = (int(x) for x in payload.split())
+                size(master, r, c)
+            except (ValueError, OSError):
+                pass
+
+inputs = [0, master]
 status = None
 hangup_at = None
 while True:
@@ -72,25 +106,17 @@ while True:
     if 0 in ready:
         data = os.read(0, 65536)
         if data:
-            write_all(master, data)
+            frames += data
+            try:
+                apply_frames()
+            except OSError:
+                pass
         else:
             inputs.remove(0)
             hangup_at = time.monotonic()
             try:
                 os.killpg(pid, signal.SIGHUP)
             except OSError:
-                pass
-    if 3 in ready:
-        data = os.read(3, 4096)
-        if not data:
-            inputs.remove(3)
-        control += data
-        while b"\n" in control:
-            line, control = control.split(b"\n", 1)
-            try:
-                r, c = (int(x) for x in line.split())
-                size(master, r, c)
-            except (ValueError, OSError):
                 pass
     if hangup_at is not None and time.monotonic() - hangup_at > 2:
         try:

@@ -81,7 +81,7 @@ export async function syncRouteAccess(
     };
     // The acceptor first: a listener made before a failing acceptor would be left open in the namespace.
     const listening = routes.acceptor(allowed).then(async (accept) => {
-      const { server } = await listenInNamespace(session.holder!.pid, track, { host: ROUTE_ADDRESS, port: 443 });
+      const { server } = await listenInNamespace(session.holder!.netns, track, { host: ROUTE_ADDRESS, port: 443 });
       server.on("connection", accept);
       server.on("error", () => {});
       return server;

@@ -1,14 +1,17 @@
 // Connections INTO a sandbox, for its exposed ports (route-server.ts). A socket stays in the network namespace
-// it was created in, so a small helper started in the session's namespace (`nsenter -n`, the host's own Node,
-// like the egress listener) connects to 127.0.0.1:<port> there on request and hands the connected socket back
+// it was created in, so a small helper started in the session's namespace (`nsenter --net` by the descriptor the
+// emulator holds, netns-entry.ts; the host's own Node with the fixed host environment, like the egress listener) connects to 127.0.0.1:<port> there on request and hands the connected socket back
 // over Node's IPC channel; the emulator then pipes it, and the helper has no part in the data. Servers bound
 // to 127.0.0.1 or 0.0.0.0 inside the sandbox are both reached. One helper per session, started on first use;
 // it exits when the channel closes (session stop, or the emulator's death) and is killed with the session.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
+import { hostTool, spawnHost } from "./host-spawn.js";
+import { netnsArgs } from "./netns-entry.js";
 import type { SessionRecord } from "./registry.js";
 
 const HELPER = `
+require("node:fs").closeSync(Number(process.env.NETNS_FD)); // in the namespace already: the descriptor's part is over
 const net = require("node:net");
 process.on("message", ({ id, port }) => {
   const socket = net.connect({ host: "127.0.0.1", port });
@@ -27,25 +30,12 @@ interface Connector {
 const connectors = new WeakMap<SessionRecord, Connector>();
 
 function start(session: SessionRecord, track: (c: ChildProcess) => void): Connector {
-  const child = spawn(
+  // Descriptor 3 is the IPC channel; the namespace goes on 4.
+  const entry = netnsArgs(session.holder!.netns, 4);
+  const child = spawnHost(
     "setpriv",
-    [
-      "--pdeathsig",
-      "KILL",
-      "--",
-      "nsenter",
-      "-t",
-      String(session.holder!.pid),
-      "-n",
-      "--",
-      process.execPath,
-      "-e",
-      HELPER,
-    ],
-    {
-      env: {},
-      stdio: ["ignore", "ignore", "ignore", "ipc"],
-    },
+    ["--pdeathsig", "KILL", "--", hostTool("nsenter"), ...entry.args, "--", process.execPath, "-e", HELPER],
+    { extraEnv: { NETNS_FD: String(entry.childFd) }, stdio: ["ignore", "ignore", "ignore", "ipc", entry.fd] },
   );
   track(child);
   const connector: Connector = { child, pending: new Map(), next: 1 };

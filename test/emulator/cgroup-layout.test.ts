@@ -1,22 +1,16 @@
 // Which cgroup layout the emulator limits sandboxes with, decided from the texts the kernel shows a
 // process (/proc/self/cgroup, /proc/self/mountinfo, the own group's cgroup.subtree_control), for every
 // machine shape: v2 only, hybrid (v1 controllers beside an empty unified tree), and none.
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   chooseCgroupLayout,
-  joinCgroups,
   limitSettings,
   MEMORY_BYTES_PER_VCPU,
   SANDBOX_PIDS_MAX,
 } from "../../src/emulator/cgroup-layout.js";
 import { SandboxCgroups } from "../../src/emulator/cgroups.js";
-
-const run = promisify(execFile);
 
 /** A reader over fixture files; anything else is missing. */
 const files = (texts: Record<string, string>) => (file: string) => texts[file];
@@ -162,41 +156,6 @@ describe("limits of a sandbox", () => {
   it("v1 sets the memory limit before memory+swap, which may never be below it", () => {
     const order = limitSettings("v1", 2).map((s) => s.file);
     expect(order.indexOf("memory.limit_in_bytes")).toBeLessThan(order.indexOf("memory.memsw.limit_in_bytes"));
-  });
-});
-
-describe("joining a sandbox's groups", () => {
-  let dir: string | undefined;
-  afterEach(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
-  });
-
-  it("the process writes its own pid to every cgroup.procs given, then execs the command as that same process", async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "cgroup-join-"));
-    const procs = [path.join(dir, "a.procs"), path.join(dir, "b procs")];
-    for (const file of procs) writeFileSync(file, "");
-    const [command, args] = joinCgroups(procs, "/bin/sh", ["-c", 'echo "$$ $0"', "joined"]);
-    const { stdout } = await run(command, args);
-    const [pid, name] = stdout.trim().split(" ");
-    expect(name).toBe("joined");
-    for (const file of procs) expect(readFileSync(file, "utf8").trim()).toBe(pid);
-  });
-
-  it("a process that cannot join never runs the command", async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "cgroup-join-"));
-    const marker = path.join(dir, "ran");
-    const [command, args] = joinCgroups([path.join(dir, "missing", "cgroup.procs")], "/bin/sh", [
-      "-c",
-      `touch '${marker}'`,
-    ]);
-    const error = await run(command, args).catch((e: { code?: number }) => e);
-    expect((error as { code?: number }).code).toBe(125);
-    expect(() => readFileSync(marker)).toThrow();
-  });
-
-  it("without groups the command is run as is", () => {
-    expect(joinCgroups([], "nsenter", ["-t", "1"])).toEqual(["nsenter", ["-t", "1"]]);
   });
 });
 

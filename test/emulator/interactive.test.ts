@@ -1,78 +1,12 @@
 // Interactive shells: `sandbox.openInteractive()` from the unmodified SDK, then the `sandbox` CLI's
 // WebSocket protocol (start frame, binary input and output, resize frames, exit frame) against a real
 // PTY in the sandbox, as its default user in its namespaces.
-import { WebSocket } from "undici";
 import { describe, expect, it } from "vitest";
 import { parseStart } from "../../src/emulator/interactive.js";
 import { connect, SDKS, sh, useEmulator } from "./harness.js";
+import { attach } from "./interactive-client.js";
 
 const emulator = useEmulator();
-
-interface Shell {
-  send(text: string): void;
-  resize(cols: number, rows: number): void;
-  /** Resolves with all output so far once `pattern` appears in it (rejects after 15 s). */
-  waitFor(pattern: RegExp): Promise<string>;
-  exit: Promise<number | undefined>;
-  closed: Promise<void>;
-  close(): void;
-}
-
-function attach(url: string, token: string, start: Record<string, unknown> = {}): Promise<Shell> {
-  const ws = new WebSocket(`${url}?token=${encodeURIComponent(token)}`);
-  ws.binaryType = "arraybuffer";
-  let output = "";
-  const decoder = new TextDecoder();
-  const waiters = new Set<() => void>();
-  let exitCode: number | undefined;
-  const closed = new Promise<void>((resolve) => ws.addEventListener("close", () => resolve()));
-  ws.addEventListener("message", (event) => {
-    if (typeof event.data === "string") {
-      const frame = JSON.parse(event.data) as { type?: string; code?: number };
-      if (frame.type === "exit") exitCode = frame.code;
-    } else output += decoder.decode(event.data as ArrayBuffer, { stream: true });
-    for (const wake of waiters) wake();
-  });
-  return new Promise((resolve, reject) => {
-    ws.addEventListener("error", () => reject(new Error("the interactive connection failed")));
-    ws.addEventListener("open", () => {
-      ws.send(
-        JSON.stringify({
-          type: "start",
-          command: "",
-          args: ["--login"],
-          env: ["TERM=xterm-256color", "PS1=$ "],
-          cwd: "/vercel/sandbox",
-          cols: 100,
-          rows: 30,
-          ...start,
-        }),
-      );
-      resolve({
-        send: (text) => ws.send(new TextEncoder().encode(text)),
-        resize: (cols, rows) => ws.send(JSON.stringify({ type: "resize", cols, rows })),
-        waitFor: (pattern) =>
-          new Promise((found, fail) => {
-            const check = () => {
-              if (!pattern.test(output)) return;
-              waiters.delete(check);
-              clearTimeout(timer);
-              found(output);
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(check);
-              fail(new Error(`no ${pattern} in the terminal output: ${JSON.stringify(output.slice(-400))}`));
-            }, 15_000);
-            waiters.add(check);
-            check();
-          }),
-        exit: closed.then(() => exitCode),
-        closed,
-        close: () => ws.close(),
-      });
-    });
-  });
-}
 
 describe.each(SDKS)("interactive shells with SDK %s", (_version, { Sandbox }) => {
   it("is a real terminal: the account's login shell as the sandbox user, input, output and resize", async () => {
