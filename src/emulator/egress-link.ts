@@ -4,9 +4,11 @@
 // session's holder is known to be alive: a later entry by pid could land in another process's namespace once
 // the holder is gone and its pid reused. Every program runs by absolute path with a fixed environment
 // (host-spawn.ts); the descriptor reaches it as fd 3 (`/proc/self/fd/3`).
+
 import type { FileHandle } from "node:fs/promises";
 import { open, readFile, writeFile } from "node:fs/promises";
 import { hostTool, runHost, spawnHost } from "./host-spawn.js";
+import type { NetnsHandle } from "./netns-entry.js";
 
 /** Thrown when a direct link cannot be made or changed (the command or policy update that needed it fails). */
 export class DirectLinkError extends Error {
@@ -38,12 +40,15 @@ function ipOf(n: number): string {
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
 }
 
-/** Opens a holder's network namespace; `stillHolder` is asked after the open, so the pid was the holder's then. */
-export async function openNamespace(pid: number, stillHolder: () => boolean): Promise<FileHandle> {
-  const ns = await open(`/proc/${pid}/ns/net`, "r");
-  if (stillHolder()) return ns;
-  await ns.close();
-  throw new DirectLinkError("the sandbox stopped before its direct link was made");
+/**
+ * A descriptor of its own on the holder's network namespace, reopened from the one the emulator holds since the
+ * holder was ready (netns-entry.ts: checked against the inode the holder reported), never looked up by pid again.
+ */
+export async function openNamespace(netns: NetnsHandle, stillHolder: () => boolean): Promise<FileHandle> {
+  if (!netns.isOpen || !stillHolder()) {
+    throw new DirectLinkError("the sandbox stopped before its direct link was made");
+  }
+  return open(`/proc/self/fd/${netns.fd}`, "r");
 }
 
 /** Runs a host tool with the namespace's descriptor as its fd 3 and `input` on stdin; rejects with its stderr. */

@@ -40,7 +40,7 @@ const updates = new WeakMap<SessionRecord, Promise<void>>();
 
 async function createLink(session: SessionRecord, wanted: Set<string>): Promise<DirectLink> {
   const holder = session.holder!;
-  const ns = await openNamespace(holder.pid, () => session.holder === holder && !holder.start.isGone());
+  const ns = await openNamespace(holder.netns, () => session.holder === holder && !holder.start.isGone());
   const link: DirectLink = { ns, ...linkNames(), sandboxIp: "", routes: new Set() };
   try {
     // The filter first: the host end's name is in it before the interface exists.
