@@ -5,10 +5,11 @@
 // each satisfied by some entry); rules run in declaration order and the first that matches claims the
 // request, so a trailing `response` rule answers what earlier rules did not claim. A claimed request
 // is sent on with headers set (`transform`), sent to `forwardURL` instead, or answered (`response`);
-// an unclaimed one goes to its destination unchanged. Regexes are JavaScript's (Vercel's are RE2: a
-// pattern RE2 refuses may still run here, never the reverse for the patterns the SDK documents).
+// an unclaimed one goes to its destination unchanged. Regexes are RE2's, as Vercel documents (rule-regex.ts):
+// matched in linear time, since the proxy matches on the one event loop that serves every sandbox.
 import { isIP } from "node:net";
 import { normalizeHost } from "./egress-policy.js";
+import { InvalidRuleRegex, ruleRegex } from "./rule-regex.js";
 
 type Json = Record<string, unknown>;
 
@@ -74,9 +75,10 @@ function checkMatcher(m: unknown, where: string): void {
   }
   if (typeof m.regex === "string") {
     try {
-      new RegExp(m.regex);
-    } catch {
-      throw new RuleShapeError(`${where}.regex is not a valid regular expression`);
+      ruleRegex(m.regex);
+    } catch (error) {
+      if (!(error instanceof InvalidRuleRegex)) throw error;
+      throw new RuleShapeError(`${where}.regex ${error.message}`);
     }
   }
 }
@@ -185,7 +187,7 @@ function matches(m: Matcher | undefined, value: string): boolean {
   if (!m) return true;
   if (m.exact !== undefined && value !== m.exact) return false;
   if (m.startsWith !== undefined && !value.startsWith(m.startsWith)) return false;
-  if (m.regex !== undefined && !new RegExp(m.regex).test(value)) return false;
+  if (m.regex !== undefined && !ruleRegex(m.regex).test(value)) return false;
   return true;
 }
 

@@ -2,8 +2,10 @@
 // the sandbox's limited cgroups and namespaces, in a session and process group of its own, as the sandbox's
 // default user unless it runs with `sudo`, in its cwd, so the SDK's streamed NDJSON, `wait`, `logs` replay, `kill`
 // and exit codes all come from a real process. `kill` signals the command's whole process group.
-// Output kept for `logs` replay is bounded (OUTPUT_RETAIN_CHARS characters per command): past it the oldest output
-// is dropped and a replay starts with a marker saying how much; live followers get every byte, at their own pace:
+// Output kept for `logs` replay is bounded by what it costs (OUTPUT_RETAIN_CHARS per command, counting each kept
+// chunk's overhead as characters too): output arriving in small pieces (a program writing a byte per write()) is
+// gathered into chunks of up to GATHER_BYTES before it is kept, so its pieces never cost more than its bytes. Past
+// the bound the oldest output is dropped and a replay starts with a marker saying how much; live followers get every byte, at their own pace:
 // while any follower's connection is backed up, the command's streams are paused (the program blocks on write, as
 // it would on a slow terminal), so a command printing gigabytes never piles them up in the emulator's memory.
 import { EventEmitter } from "node:events";
@@ -31,8 +33,16 @@ export interface CommandSpec {
   sudo: boolean;
 }
 
-/** Output kept per command for `logs` replay; older output is dropped (with a marker) past it. */
-export const OUTPUT_RETAIN_CHARS = 8 * 1024 * 1024; // at most ~16 MiB of memory per command
+/**
+ * Output kept per command for `logs` replay, in characters plus CHUNK_OVERHEAD_CHARS per kept chunk; older output is
+ * dropped (with a marker) past it. A character takes one or two bytes in V8 and a chunk's overhead less than twice
+ * its count, so a command's replay log holds at most ~16 MiB of memory, however its output was written.
+ */
+export const OUTPUT_RETAIN_CHARS = 8 * 1024 * 1024;
+/** What a kept chunk costs besides its characters (its object, its string's header, its slot), in characters. */
+export const CHUNK_OVERHEAD_CHARS = 64;
+/** Output gathered per running command before it is kept as one chunk (a chunk this large or larger is kept as it came). */
+const GATHER_BYTES = 16 * 1024;
 
 /** One running or finished command; `exit` fires once with the final exit code. */
 export class CommandProcess extends EventEmitter {
@@ -46,8 +56,15 @@ export class CommandProcess extends EventEmitter {
   endedAt?: number;
   /** Set when the session ended under the command (the SDK gets a stream error). */
   interrupted = false;
-  private readonly output: LogChunk[] = [];
+  /** The replay log: kept chunks from `first` on (the dropped ones before it are cut away now and then). */
+  private output: LogChunk[] = [];
+  private first = 0;
+  /** What the kept chunks cost, in characters (CHUNK_OVERHEAD_CHARS each besides their own). */
   private retained = 0;
+  /** Output not kept yet: small pieces of one stream, gathered (UTF-8) until a chunk is worth keeping. */
+  private gathered?: Buffer;
+  private gatheredBytes = 0;
+  private gatheredStream: LogChunk["stream"] = "stdout";
   /** Characters of output dropped from the replay log (never from a live follower's stream). */
   dropped = 0;
   readonly done: Promise<number>;
@@ -100,6 +117,9 @@ export class CommandProcess extends EventEmitter {
       code = 126;
     }
     clearTimeout(this.timer);
+    // Its output is complete: what was gathered is kept, and the gathering buffer goes.
+    this.seal();
+    this.gathered = undefined;
     this.exitCode = code;
     this.endedAt = Date.now();
     this.emit("exit", code);
@@ -127,15 +147,48 @@ export class CommandProcess extends EventEmitter {
   }
 
   private push(stream: "stdout" | "stderr", data: string) {
-    const chunk = { stream, data };
+    this.retain(stream, data);
+    this.emit("output", { stream, data });
+  }
+
+  /** Gathers a small piece, or keeps a large one as it came (after what was gathered before it). */
+  private retain(stream: LogChunk["stream"], data: string) {
+    const bytes = Buffer.byteLength(data);
+    if (this.gatheredBytes > 0 && (stream !== this.gatheredStream || this.gatheredBytes + bytes > GATHER_BYTES)) {
+      this.seal();
+    }
+    if (bytes >= GATHER_BYTES || this.exitCode !== null) {
+      this.keep({ stream, data });
+      return;
+    }
+    this.gathered ??= Buffer.allocUnsafeSlow(GATHER_BYTES);
+    this.gatheredStream = stream;
+    // Whole characters only (the decoder's output), so a chunk never splits one.
+    this.gatheredBytes += this.gathered.write(data, this.gatheredBytes);
+  }
+
+  /** Keeps what was gathered as one chunk. */
+  private seal() {
+    if (this.gatheredBytes === 0 || !this.gathered) return;
+    const data = this.gathered.toString("utf8", 0, this.gatheredBytes);
+    this.gatheredBytes = 0;
+    this.keep({ stream: this.gatheredStream, data });
+  }
+
+  private keep(chunk: LogChunk) {
     this.output.push(chunk);
-    this.retained += data.length;
-    while (this.retained > OUTPUT_RETAIN_CHARS && this.output.length > 1) {
-      const old = this.output.shift()!;
-      this.retained -= old.data.length;
+    this.retained += chunk.data.length + CHUNK_OVERHEAD_CHARS;
+    while (this.retained > OUTPUT_RETAIN_CHARS && this.output.length - this.first > 1) {
+      const old = this.output[this.first]!;
+      this.output[this.first++] = undefined as never;
+      this.retained -= old.data.length + CHUNK_OVERHEAD_CHARS;
       this.dropped += old.data.length;
     }
-    this.emit("output", chunk);
+    // Dropped slots are cut away in one go once they are as many as the kept ones: amortized O(1) per chunk.
+    if (this.first > 0 && this.first >= this.output.length - this.first) {
+      this.output = this.output.slice(this.first);
+      this.first = 0;
+    }
   }
 
   /** Pauses the command's output until every holder has released it (a follower waiting for `drain`). */
@@ -166,10 +219,13 @@ export class CommandProcess extends EventEmitter {
     if (this.dropped > 0) {
       onChunk({
         stream: "stderr",
-        data: `[emulator: ${this.dropped} characters of earlier output dropped; logs keep the last ${OUTPUT_RETAIN_CHARS} characters]\n`,
+        data: `[emulator: ${this.dropped} characters of earlier output dropped; logs keep at most the last ${OUTPUT_RETAIN_CHARS} characters]\n`,
       });
     }
-    for (const chunk of this.output) onChunk(chunk);
+    for (let i = this.first; i < this.output.length; i++) onChunk(this.output[i]!);
+    if (this.gatheredBytes > 0 && this.gathered) {
+      onChunk({ stream: this.gatheredStream, data: this.gathered.toString("utf8", 0, this.gatheredBytes) });
+    }
     if (this.exitCode !== null) {
       onExit(this.exitCode);
       return () => {};

@@ -21,21 +21,55 @@ export class HttpError extends Error {
 export const notFound = (what: string) => new HttpError(404, "not_found", `${what} was not found`);
 export const badRequest = (message: string) => new HttpError(400, "bad_request", message);
 
-/** The body as raw bytes. Empty-body POSTs (stop, snapshot) arrive with a JSON content type. */
-export async function readBody(req: IncomingMessage, limit = 256 * 1024 * 1024): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, "payload_too_large", `Request body is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/** The largest body any endpoint reads: a writeFiles tarball (filesystem.ts bounds what it unpacks to). */
+export const BODY_LIMIT = 256 * 1024 * 1024;
+/** The largest JSON body: every JSON endpoint takes a few settings, a command line or a policy, far below it. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The body as raw bytes, refused with 413 once it passes `limit` (or declares a length past it): what arrives
+ * after that is read and dropped, never kept, so the answer reaches a client still sending. Empty-body POSTs
+ * (stop, snapshot) arrive with a JSON content type.
+ */
+export function readBody(req: IncomingMessage, limit = BODY_LIMIT, what = "Request body"): Promise<Buffer> {
+  const tooLarge = () => {
+    const mib = limit % (1024 * 1024) === 0 ? ` (${limit / (1024 * 1024)} MiB)` : "";
+    return new HttpError(413, "payload_too_large", `${what} is larger than ${limit} bytes${mib}`);
+  };
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (error?: Error) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("close", onClose);
+      if (error) {
+        req.on("error", () => {});
+        req.resume(); // drop the rest: the connection stays usable and nothing more is held
+        reject(error);
+      } else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(tooLarge());
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle();
+    const onError = (error: Error) => settle(error);
+    const onClose = () => settle(new Error("The request was aborted before its body ended"));
+    if (Number(req.headers["content-length"]) > limit) return settle(tooLarge());
+    if (req.destroyed) return settle(new Error("The request was aborted before its body ended"));
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("error", onError);
+    req.once("close", onClose);
+  });
 }
 
-/** Parses a JSON object body; an empty body is `{}`; anything else that is not an object is a 400. */
+/** Parses a JSON object body of at most JSON_BODY_LIMIT bytes; an empty body is `{}`; anything else that is not an object is a 400. */
 export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const raw = (await readBody(req)).toString("utf8").trim();
+  const raw = (await readBody(req, JSON_BODY_LIMIT, "Request JSON body")).toString("utf8").trim();
   if (raw === "") return {};
   let parsed: unknown;
   try {

@@ -21,15 +21,16 @@ import { Lifecycle } from "./lifecycle.js";
 import { type IssueOptions, OidcIssuer } from "./oidc.js";
 import { restoreSnapshots, saveSnapshot } from "./persisted-snapshots.js";
 import { type CommandLogEntry, Registry } from "./registry.js";
+import { RequestLog, type RequestLogEntry } from "./request-log.js";
 import { RouteClient } from "./route-client.js";
-import { createApiServer, listen, type RequestLogEntry } from "./server.js";
+import { createApiServer, listen } from "./server.js";
 
 export { EmulatorTokenError } from "./auth.js";
 export type { FaultRule, Faults } from "./faults.js";
 export { EmulatorIsolationError } from "./isolation.js";
 export type { IssueOptions as OidcIssueOptions } from "./oidc.js";
 export type { CommandLogEntry } from "./registry.js";
-export type { RequestLogEntry } from "./server.js";
+export type { RequestLogEntry } from "./request-log.js";
 
 export interface LocalSandboxApiOptions {
   /**
@@ -82,6 +83,10 @@ export interface LocalSandboxApi {
   credentials: EmulatorCredentials;
   /** Mints an emulator-signed OIDC token (another project or a past expiry mint ones it refuses, for tests). */
   issueOidcToken(options?: IssueOptions): string;
+  /**
+   * The authorized requests, oldest first: the last 10,000 at most (fewer when long paths fill its 4 MiB),
+   * paths over 512 characters cut (request-log.ts).
+   */
   requests(): RequestLogEntry[];
   /** Every command sandboxes were asked to run (argv as received), oldest first. */
   commands(): CommandLogEntry[];
@@ -146,7 +151,7 @@ async function serve(
   lifecycle.egressTrust = [...(options.egressTrust ?? [])];
   const routeClient = new RouteClient(lifecycle.routes);
   const faults = new FaultTable();
-  const log: RequestLogEntry[] = [];
+  const log = new RequestLog();
   const interactive = new InteractiveShells();
   // A session holds its drives until it is stopped: booting, running, stopping and snapshotting ones all do.
   const drives = new DriveStore(dataDir, (id) => {
@@ -196,7 +201,7 @@ async function serve(
     },
     credentials: credentialsOf(scope, scope.oidc!),
     issueOidcToken: (issue) => scope.oidc!.issue(issue),
-    requests: () => log.map((e) => ({ ...e })),
+    requests: () => log.list(),
     commands: () => registry.commandLog.map((e) => ({ ...e, args: [...e.args] })),
     faults: { inject: (rule) => faults.inject(rule), clear: () => faults.clear() },
     restored,

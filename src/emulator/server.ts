@@ -1,23 +1,19 @@
-// The HTTP server: authentication (auth.ts) in front of everything, then fault injection, then
-// routing; the request log (method, path, status, ms) that tests and benches count round trips
-// with. The log never holds the query or headers, so no credential reaches it. Handler failures
-// become JSON errors; nothing a client sends can crash the server.
+// The HTTP server: authentication (auth.ts) in front of everything, then the request log (method,
+// path, status, ms) that tests and benches count round trips with, then fault injection, then
+// routing. Only authorized requests are logged, in a bounded ring (request-log.ts), so a client
+// without the token cannot grow the emulator's memory. The log never holds the query or headers, so
+// no credential reaches it. Handler failures become JSON errors; nothing a client sends can crash
+// the server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { authorize } from "./auth.js";
 import type { EmulatorState } from "./context.js";
 import type { FaultRule, FaultTable } from "./faults.js";
 import { HttpError, sendError } from "./http.js";
+import type { RequestLog } from "./request-log.js";
 import { matchRoute } from "./routes.js";
 
-export interface RequestLogEntry {
-  method: string;
-  /** The pathname, without the query. */
-  path: string;
-  /** 0 when the connection was reset or dropped by a fault. */
-  status: number;
-  ms: number;
-}
+export type { RequestLogEntry } from "./request-log.js";
 
 /** Makes the handler's output vanish and destroys the socket once the handler ends its response. */
 function dropResponse(res: ServerResponse): void {
@@ -63,22 +59,21 @@ async function applyFault(
   return rule.dropAfterCommit ? "drop" : "run";
 }
 
-export function createApiServer(state: EmulatorState, faults: FaultTable, log: RequestLogEntry[]): Server {
+export function createApiServer(state: EmulatorState, faults: FaultTable, log: RequestLog): Server {
   const server = createServer((req, res) => {
     const started = performance.now();
     // Prefixed, never resolved against a base: a path starting with "//" would otherwise name a host.
     const url = new URL(`http://127.0.0.1${(req.url ?? "/").startsWith("/") ? "" : "/"}${req.url ?? ""}`);
     const method = (req.method ?? "GET").toUpperCase();
-    const entry: RequestLogEntry = { method, path: url.pathname, status: 0, ms: 0 };
-    log.push(entry);
     let dropped = false;
-    res.once("close", () => {
-      entry.status = dropped || !res.headersSent ? 0 : res.statusCode;
-      entry.ms = Math.round((performance.now() - started) * 100) / 100;
-    });
     void (async () => {
       try {
         authorize(state.scope, req, url);
+        const entry = log.add(method, url.pathname);
+        res.once("close", () => {
+          entry.status = dropped || !res.headersSent ? 0 : res.statusCode;
+          entry.ms = Math.round((performance.now() - started) * 100) / 100;
+        });
         const rule = faults.take(method, url.pathname);
         if (rule) {
           const outcome = await applyFault(rule, req, res);
