@@ -60,7 +60,8 @@ export const SECRET_SCAN_ENV = "VSB_SECRET_SCAN";
 /** The program (CommonJS, for `node -e`): the request in $VSB_SECRET_SCAN, the report as JSON on stdout. */
 export const SECRET_SCAN_PROGRAM = `
 "use strict";
-const fs = require("node:fs"), path = require("node:path"), crypto = require("node:crypto");
+const load = (name) => process.getBuiltinModule(name);
+const fs = load("node:fs"), path = load("node:path"), crypto = load("node:crypto");
 const req = JSON.parse(process.env.${SECRET_SCAN_ENV});
 // Thrown, not exited: the planted canaries are removed on the way out whatever failed.
 class ScanFailure extends Error {}

@@ -33,6 +33,7 @@ export const OUR_TEMP_PREFIXES = [
   "host-mqueue-",
   "owner-shift-",
   "host-tree-race-",
+  "vsb-evil-",
   // provider, preparation and CLI specs and their fixtures
   "bootstrap-home-",
   "creds-",
