@@ -66,21 +66,10 @@ export function useWarmWorld() {
     }
   };
   /** Runs `script` as root on a sandbox created from the snapshot, and returns its stdout. */
-  const onImage = async (snapshotId: string, script: string, args: string[] = []): Promise<string> => {
-    const { api } = part("h");
-    const probe = await Sandbox.create({
-      ...api.credentials,
-      fetch: api.fetch,
-      name: `image-probe-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`,
-      source: { type: "snapshot", snapshotId },
-    });
-    try {
-      const run = await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true });
-      return await run.stdout();
-    } finally {
-      await probe.delete();
-    }
-  };
+  const onImage = (snapshotId: string, script: string, args: string[] = []): Promise<string> =>
+    withImage(snapshotId, async (probe) =>
+      (await probe.runCommand({ cmd: "sh", args: ["-c", script, "sh", ...args], sudo: true })).stdout(),
+    );
   return {
     stateDir,
     store,
