@@ -30,13 +30,21 @@ async function tree(files: Record<string, string | Buffer>): Promise<string> {
   return root;
 }
 
-/** Runs the scan program in a child `node`, with `--require`d preload and uid if given; its outcome. */
-function runProgram(request: SecretScanRequest, options: { preload?: string; uid?: number } = {}) {
+/**
+ * Runs the scan program in a child `node`, with a `--require`d preload if given; its outcome. `unprivileged` runs it,
+ * when the spec runs as root, as root without the capabilities that read past file modes (CAP_DAC_OVERRIDE and
+ * CAP_DAC_READ_SEARCH, dropped from the bounding set before the exec): a mode-000 file is then unreadable to it, as
+ * to anyone, while the clone's own directories (perhaps root's and 0700) stay reachable, as another uid's are not.
+ */
+function runProgram(request: SecretScanRequest, options: { preload?: string; unprivileged?: boolean } = {}) {
   const { args, env } = secretScanCommand(request);
-  const argv = options.preload ? ["--require", options.preload, ...args] : args;
-  const ids = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
+  const argv = [...(options.preload ? ["--require", options.preload] : []), ...args];
+  const [command, commandArgs] =
+    options.unprivileged && process.getuid?.() === 0
+      ? ["/usr/bin/setpriv", ["--bounding-set=-dac_override,-dac_read_search", "--", process.execPath, ...argv]]
+      : [process.execPath, argv];
   return new Promise<ReturnType<typeof secretScanReport>>((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { env, stdio: ["ignore", "pipe", "pipe"], ...ids });
+    const child = spawn(command, commandArgs, { env, stdio: ["ignore", "pipe", "pipe"] });
     const [out, err]: [Buffer[], Buffer[]] = [[], []];
     child.stdout.on("data", (c: Buffer) => out.push(c));
     child.stderr.on("data", (c: Buffer) => err.push(c));
@@ -100,15 +108,13 @@ fs.readSync = (fd, ...r) => (blind.has(fd) ? 0 : read(fd, ...r));`,
   it("fails on a file it cannot read, and reads past it only when told that exact path and why", async () => {
     const root = await tree({ "ok.txt": "fine", "locked/secret.txt": SECRET });
     await chmod(path.join(root, "locked", "secret.txt"), 0o000);
-    // As root every file is readable: run the scan as nobody then, who may write the root (for the canary) only.
-    const uid = process.getuid?.() === 0 ? 65_534 : undefined;
-    await chmod(root, 0o777);
-    await chmod(path.join(root, "locked"), 0o755);
     const request = { roots: [root], needles: { secret: SECRET } };
-    await expect(runProgram(request, { uid })).rejects.toThrow(/cannot read .*locked\/secret\.txt: EACCES/);
+    await expect(runProgram(request, { unprivileged: true })).rejects.toThrow(
+      /cannot read .*locked\/secret\.txt: EACCES/,
+    );
     const told = await runProgram(
       { ...request, skip: [{ path: path.join(root, "locked", "secret.txt"), why: "the spec's locked file" }] },
-      { uid },
+      { unprivileged: true },
     );
     expect(told.skipped).toEqual([{ path: path.join(root, "locked", "secret.txt"), why: "the spec's locked file" }]);
     expect(told.filesRead).toBe(1);
@@ -116,22 +122,21 @@ fs.readSync = (fd, ...r) => (blind.has(fd) ? 0 : read(fd, ...r));`,
 
   it("skips an unreadable entry of the unmapped owner only when told so, with the reason", async () => {
     const root = await tree({ "ok.txt": "fine", "host/file.txt": SECRET });
-    await chmod(root, 0o777);
     await chmod(path.join(root, "host", "file.txt"), 0o000);
     // Owned by another id than the scan's (as the host's files are, seen from a box), unreadable to it.
-    const uid = process.getuid?.() === 0 ? 12_345 : undefined;
-    if (uid !== undefined) await chown(path.join(root, "host", "file.txt"), 65_534, 65_534);
+    const root0 = process.getuid?.() === 0;
+    if (root0) await chown(path.join(root, "host", "file.txt"), 65_534, 65_534);
     const why = "the host's own file";
     const request = { roots: [root], needles: { secret: SECRET } };
-    await expect(runProgram(request, { uid })).rejects.toThrow(/EACCES/);
-    const owned = process.getuid?.() === 0 ? 65_534 : (process.getuid?.() ?? 0);
-    const told = await runProgram({ ...request, unreadableOwner: { uid: owned, why } }, { uid });
+    await expect(runProgram(request, { unprivileged: true })).rejects.toThrow(/EACCES/);
+    const owned = root0 ? 65_534 : (process.getuid?.() ?? 0);
+    const told = await runProgram({ ...request, unreadableOwner: { uid: owned, why } }, { unprivileged: true });
     expect(told.skipped).toEqual([{ path: path.join(root, "host", "file.txt"), why }]);
     expect(told.filesRead).toBe(1);
     // Another owner's unreadable file is still an error.
-    await expect(runProgram({ ...request, unreadableOwner: { uid: owned + 1, why } }, { uid })).rejects.toThrow(
-      /EACCES/,
-    );
+    await expect(
+      runProgram({ ...request, unreadableOwner: { uid: owned + 1, why } }, { unprivileged: true }),
+    ).rejects.toThrow(/EACCES/);
   });
 
   it("follows no symlink out of the tree: a link to a file holding the needle is counted, not read", async () => {
