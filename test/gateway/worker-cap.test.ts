@@ -149,11 +149,12 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     expect(await sandboxNames()).toHaveLength(1);
     // A file the agent could have written on A's worker, in its session workspace (the node host's copy of the
     // worktree; the prepared checkout and core's git seed hold the README too, and are not the workspace).
-    // Found by path (no grep over the whole of /home whose errors would have to be ignored); the script fails,
+    // Found by path under the node host's home (no search of what its user cannot read, whose errors would have to be
+    // ignored: all of /home gave find's permission errors on stderr); the script fails,
     // saying why, when there is no such workspace, and reads the file back so the write itself is proven.
     const written = await onWorker(
       first as string,
-      `set -eu; f=$(find /home -path '*/node-host/*/workspaces/*' -name README.md -type f | head -1); [ -n "$f" ] || { echo "no session workspace holds README.md" >&2; exit 1; }; grep -q 'cap spec repository' "$f"; d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"; cat "$d/${MARKER}"`,
+      `set -eu; f=$(find "$HOME/.openclaw/cloud-workers" -path '*/node-host/*/workspaces/*' -name README.md -type f -print -quit); [ -n "$f" ] || { echo "no session workspace holds README.md" >&2; exit 1; }; grep -q 'cap spec repository' "$f"; d=$(dirname "$f"); echo reconciled > "$d/${MARKER}"; echo "$d"; cat "$d/${MARKER}"`,
     );
     expect(written).toEqual({
       code: 0,

@@ -11,7 +11,9 @@ import {
   scanHere,
   secretScanCommand,
   secretScanReport,
-} from "../../src/infra/index.js";
+  // The module, not infra's door: the bench loads the gateway harness, and with it this file, by Node's type
+  // stripping, which cannot load the door's other modules (durable-file.ts has parameter properties).
+} from "../../src/infra/secret-scan.js";
 
 export type { SecretScanReport, SecretScanRequest };
 
