@@ -149,8 +149,8 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     expect(await sandboxNames()).toHaveLength(1);
     // A file the agent could have written on A's worker, in its session workspace (the node host's copy of the
     // worktree; the prepared checkout and core's git seed hold the README too, and are not the workspace).
-    // Found by path under the node host's home (no search of what its user cannot read, whose errors would have to be
-    // ignored: all of /home gave find's permission errors on stderr); the script fails,
+    // Found by path under the node host's home (a search of all of /home, the user's reach beyond it included, wrote
+    // to stderr in a fresh-clone run, and errors are not ignored here); the script fails,
     // saying why, when there is no such workspace, and reads the file back so the write itself is proven.
     const written = await onWorker(
       first as string,
