@@ -48,15 +48,17 @@ PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}[os.uname().machine]
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 CHANNEL = int(os.environ["NODE_CHANNEL_FD"])
 def send(obj, fd=None):
+    # A message is written whole: a short write (the channel's buffer full, a signal) goes on with the rest, so the
+    # emulator never reads half a line followed by another message.
     line = (json.dumps(obj) + "\\n").encode()
-    if fd is None:
-        os.write(CHANNEL, line)
-        return
-    s = _socket.socket(fileno=CHANNEL)
-    try:
-        s.sendmsg([line], [(1, 1, struct.pack("i", fd))])
-    finally:
-        s.detach()
+    if fd is not None:
+        s = _socket.socket(fileno=CHANNEL)
+        try:
+            line = line[s.sendmsg([line], [(1, 1, struct.pack("i", fd))]):]
+        finally:
+            s.detach()
+    while line:
+        line = line[os.write(CHANNEL, line):]
 def die_with_parent():
     parent = os.getppid()
     check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl")
