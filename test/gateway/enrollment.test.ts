@@ -6,6 +6,9 @@
 // gateway killed mid-enrollment runs on a second profile whose emulator starts from the run's base runtime image
 // (base-images.ts): what it proves is core's replay onto the same sandbox, not the runtime install again.
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSandboxApi } from "../../src/emulator/index.js";
@@ -38,6 +41,24 @@ let api: LocalSandboxApi | undefined;
 let world: SpecEmulator | undefined;
 let replayWorld: SpecEmulator | undefined;
 const notes: Record<string, unknown> = {};
+
+/**
+ * The node-runtime archive dirs core made for this harness's gateway processes: in its TMPDIR on 2026.9.2, under
+ * /tmp/openclaw from 2026.9.3 on whatever TMPDIR says, where the harness's private /tmp (private-tmp.ts) keeps
+ * them inside the run dir.
+ */
+async function runtimeArchiveDirs(h: GatewayHarness): Promise<string[]> {
+  const places = [h.tmpDir, ...(h.tmpView ? [path.join(h.tmpView, "openclaw")] : [])];
+  const found: string[] = [];
+  for (const place of places) {
+    const names = await readdir(place).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return [] as string[];
+      throw error;
+    });
+    found.push(...names.filter((n) => n.startsWith("openclaw-node-runtime-")).map((n) => path.join(place, n)));
+  }
+  return found;
+}
 
 function gw(): GatewayHarness {
   if (!harness) throw new Error("gateway harness was not created (see beforeAll)");
@@ -204,6 +225,15 @@ describe("a vercel-sandbox worker enrolls with the real gateway", () => {
     };
     expect(ready.worker?.state).toBe("ready");
     expect((await sandboxes(target)).map((b) => b.status)).toEqual(["running"]);
+    // The restarted gateway's node-runtime archive (made for the replayed enrollment, kept until it stops) is in the
+    // run dir, never in the host's /tmp: 2026.9.6 puts it under /tmp/openclaw whatever TMPDIR says, and a gateway a
+    // spec kills never removes it (26–32 MB each, found there from earlier runs).
+    const archives = await runtimeArchiveDirs(h);
+    expect(archives.length).toBeGreaterThan(0);
+    for (const dir of archives) {
+      expect(path.relative(h.runDir, dir)).not.toMatch(/^\.\./);
+      expect(existsSync(path.join("/tmp/openclaw", path.basename(dir)))).toBe(false);
+    }
     const creates = target
       .requests()
       .slice(before)

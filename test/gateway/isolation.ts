@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { isolatedOpenClawEnv } from "../../src/main-job/openclaw-env.js";
 import { NPM_CACHE } from "./openclaw.js";
+import { tmpViewOf } from "./private-tmp.js";
 
 export interface RunLayout {
   readonly runDir: string;
@@ -57,6 +58,9 @@ export async function createRunLayout(): Promise<RunLayout> {
   for (const dir of [layout.homeDir, layout.stateDir, layout.tmpDir, layout.logsDir]) {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   }
+  // What the children see as /tmp where they can (private-tmp.ts): sticky and open to all, as /tmp is.
+  await fs.mkdir(tmpViewOf(runDir), { mode: 0o700 });
+  await fs.chmod(tmpViewOf(runDir), 0o1777);
   await fs.mkdir(NPM_CACHE, { recursive: true });
   return layout;
 }

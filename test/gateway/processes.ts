@@ -28,16 +28,24 @@ export interface SpawnOptions {
   stdin?: "pipe" | "ignore";
 }
 
+/** Turns a command into the one spawned for it, which execs it in place (the pid stays the child's). */
+export type Wrap = (command: string, args: string[]) => { command: string; args: string[] };
+
 /** How long a tree gets between SIGTERM and SIGKILL unless the caller says otherwise. */
 const DEFAULT_GRACE_MS = 5_000;
 
 export class ChildProcesses {
   readonly #trees = new Map<ChildProcess, ProcessTree>();
   readonly #redact: (text: string) => string;
+  readonly #wrap: Wrap | undefined;
 
-  /** `redact` is applied to the output run() returns: nothing a child prints leaves unredacted. */
-  constructor(redact: (text: string) => string) {
+  /**
+   * `redact` is applied to the output run() returns: nothing a child prints leaves unredacted. `wrap`, when given,
+   * turns each command into the one actually spawned (private-tmp.ts); it must exec the command in place.
+   */
+  constructor(redact: (text: string) => string, wrap?: Wrap) {
     this.#redact = redact;
+    this.#wrap = wrap;
   }
 
   /**
@@ -48,7 +56,8 @@ export class ChildProcesses {
     const tree = new ProcessTree();
     const owner = guard(tree);
     const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
-    const child = spawn(command, args, {
+    const spawned = this.#wrap ? this.#wrap(command, args) : { command, args };
+    const child = spawn(spawned.command, spawned.args, {
       cwd,
       env: { ...Object.fromEntries(defined), ...owner, ...tree.environment },
       stdio: [stdin, "pipe", "pipe"],
