@@ -13,6 +13,7 @@ import { registerStatusMethod } from "./gateway-status/index.js";
 import {
   createVercelSandboxProvider,
   type EmbeddedBackend,
+  makeRoomForTurn,
   type Reclaimer,
   WorkerCap,
   withWorkerCap,
@@ -21,6 +22,9 @@ import { parseSettings } from "./settings/index.js";
 import { capConfigured, registerSuspend, registerWorkerCapRoutes, type SuspendView } from "./suspend/index.js";
 
 export const PLUGIN_ID = "vercel-sandbox";
+
+/** The longest `capWait` (30 min) and a reclaim's own bound (10 min), with a margin: then core goes on without us. */
+const TURN_ROOM_HOOK_TIMEOUT_MS = 45 * 60_000;
 
 function defaultScope(stateDir: string): string {
   return `gw-${createHash("sha256").update(stateDir).digest("hex").slice(0, 8)}`;
@@ -50,6 +54,35 @@ function embeddedEmulator() {
       if (running) await (await running.catch(() => undefined))?.close();
     },
   };
+}
+
+/**
+ * The cap of the configured profile `profileId` when it is one of ours and sets `maxWorkers`, with how long a turn
+ * waits at it (`capWait`); undefined otherwise (an invalid profile too: its placement refuses it, naming the key).
+ */
+function capOfProfile(config: unknown, providerId: string, profileId: string) {
+  const profiles = (
+    config as { cloudWorkers?: { profiles?: Record<string, { provider?: unknown; settings?: unknown }> } }
+  )?.cloudWorkers?.profiles;
+  const profile = profiles && Object.hasOwn(profiles, profileId) ? profiles[profileId] : undefined;
+  if (profile?.provider !== providerId) return undefined;
+  try {
+    const settings = parseSettings(profile.settings ?? {});
+    return settings.maxWorkers === undefined
+      ? undefined
+      : { maxWorkers: settings.maxWorkers, waitMs: settings.capWaitMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long a turn waits at a profile's cap (`capWait`). */
+function capWaitOf(profile: unknown): number | undefined {
+  try {
+    return parseSettings(profile).capWaitMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A profile's cap; an invalid profile has none here (the provider refuses it with the key at fault). */
@@ -94,6 +127,7 @@ export default definePluginEntry({
     const provider = withWorkerCap(inner, {
       cap,
       maxWorkersOf,
+      capWaitOf,
       activity: {
         provisionStarted: (key) => suspend?.provisionStarted(key),
         provisionEnded: (key) => suspend?.provisionEnded(key),
@@ -105,7 +139,26 @@ export default definePluginEntry({
     api.registerService({ id: "vercel-sandbox-keepalive", start() {}, stop: () => provider.dispose() });
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
     suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
-    if (capConfigured(api.config, provider.id)) reclaimer = registerWorkerCapRoutes(api, provider.id);
+    if (capConfigured(api.config, provider.id)) {
+      reclaimer = registerWorkerCapRoutes(api, provider.id);
+      // Before a turn is placed (core awaits this hook outside any placement): room at the cap for a conversation
+      // whose worker was reclaimed, so its message waits for a worker instead of being refused (issue 47). After the
+      // suspend fence (higher priority first): a fenced message is refused before anything is reclaimed for it.
+      api.on(
+        "before_dispatch",
+        async (event) => {
+          await makeRoomForTurn(event.sessionKey, {
+            providerId: provider.id,
+            cap,
+            reclaimer: () => reclaimer,
+            capOf: (profileId) => capOfProfile(api.config, provider.id, profileId),
+            logger,
+          });
+          return undefined;
+        },
+        { priority: -10, timeoutMs: TURN_ROOM_HOOK_TIMEOUT_MS },
+      );
+    }
     registerStatusMethod(api, {
       keepaliveLeases: () => provider.keepaliveLeases(),
       idle: suspend?.idle,

@@ -7,6 +7,8 @@ import { ROUTE_PREFIX } from "./protocol.js";
 export const WORKER_ROUTES = {
   workers: `${ROUTE_PREFIX}/workers`,
   reclaim: `${ROUTE_PREFIX}/workers/reclaim`,
+  /** GET `?session=<key>`: that session's worker placement as core holds it (the cap's `before_dispatch` hook). */
+  placement: `${ROUTE_PREFIX}/workers/placement`,
 } as const;
 
 const LeaseId = Type.String({ pattern: "^vsb_[0-9a-f]{24}$" });
@@ -40,3 +42,20 @@ export const ReclaimResultSchema = Type.Union([
   }),
 ]);
 export type ReclaimResult = Static<typeof ReclaimResultSchema>;
+
+/** A session key as the placement route takes it (`?session=`). */
+export const SESSION_KEY_MAX = 512;
+
+export const PlacementResultSchema = Type.Object({
+  placement: Type.Union([
+    Type.Null(),
+    Type.Object({
+      /** Core's placement state (active, reclaimed, provisioning, …). */
+      state: Type.String({ maxLength: 64 }),
+      providerId: Type.Optional(Type.String({ maxLength: 128 })),
+      profileId: Type.Optional(Type.String({ maxLength: 128 })),
+      leaseId: Type.Optional(LeaseId),
+    }),
+  ]),
+});
+export type PlacementResult = Static<typeof PlacementResultSchema>;

@@ -2,7 +2,15 @@
 // sibling rooms need besides.
 
 export { effectiveScope, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocation.js";
-export { type CapSnapshot, type CapWorker, type Reclaimer, WorkerCap, withWorkerCap } from "./cap/index.js";
+export {
+  type CapSnapshot,
+  type CapWorker,
+  makeRoomForTurn,
+  type Reclaimer,
+  type SessionPlacement,
+  WorkerCap,
+  withWorkerCap,
+} from "./cap/index.js";
 export { NODE_ENGINES_TEXT, satisfiesEngines } from "./enrollment/index.js";
 export { LeaseLedger, type Tombstone } from "./ledger.js";
 export { egressPolicy } from "./policy.js";

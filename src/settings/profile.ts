@@ -116,6 +116,12 @@ export const ProfileSettingsSchema = Type.Object(
           "most workers of this provider running at once on this gateway; at the cap the least recently active idle one is reclaimed first; default unbounded",
       }),
     ),
+    capWait: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: "^[0-9]+(ms|s|m|h|d)$" })], {
+        description:
+          "with maxWorkers: how long a message in a conversation without a worker waits for a busy worker to become idle (then reclaimed for it) before it fails naming the cap; milliseconds or a duration; default 5m, at most 30m",
+      }),
+    ),
     warmImage: Type.Optional(
       Type.Boolean({ description: "prepare projects once and start later workers from a snapshot; default true" }),
     ),
@@ -156,6 +162,8 @@ export interface ProfileSettings {
   scope?: string;
   /** The worker cap (src/provider/cap); undefined: unbounded. */
   maxWorkers?: number;
+  /** With a cap: how long a turn's message waits at a cap of busy workers for one to become idle. */
+  capWaitMs: number;
   /** Warm images (src/preparation): on unless the profile says `warmImage: false`. */
   warmImage: boolean;
   /** Image retention: keep the newest `keep` per key, delete images unused for `unusedForMs`. */
@@ -171,6 +179,9 @@ export interface ProfileSettings {
 export type ImageSharing = "project" | "commit";
 
 export const DEFAULT_IMAGES_KEPT = 2;
+/** How long a turn waits at a cap of busy workers by default (`capWait`), and at most. */
+export const DEFAULT_CAP_WAIT_MS = 5 * 60_000;
+export const MAX_CAP_WAIT_MS = 30 * 60_000;
 export const DEFAULT_IMAGE_UNUSED_MS = 14 * 24 * 60 * 60_000;
 
 export type CredentialSource =
@@ -299,6 +310,8 @@ export function parseSettings(profile: unknown): ProfileSettings {
   const policy = settings.networkPolicy;
   if (policy !== undefined && policy !== "allow-all") checkCidrs(policy.allowCidrs ?? []);
   const expiration = settings.snapshots?.expiration;
+  const capWaitMs = settings.capWait === undefined ? DEFAULT_CAP_WAIT_MS : toMs("capWait", settings.capWait);
+  if (capWaitMs > MAX_CAP_WAIT_MS) throw new SettingsError("capWait", "must be at most 30 minutes");
   return {
     backend: settings.backend ?? "vercel",
     apiUrl: settings.apiUrl?.replace(/\/+$/, ""),
@@ -317,6 +330,7 @@ export function parseSettings(profile: unknown): ProfileSettings {
     },
     scope: settings.scope,
     ...(settings.maxWorkers !== undefined ? { maxWorkers: settings.maxWorkers } : {}),
+    capWaitMs,
     warmImage: settings.warmImage ?? true,
     images: {
       keep: settings.images?.keep ?? DEFAULT_IMAGES_KEPT,

@@ -82,3 +82,56 @@ export function chooseVictim(workers: CapCandidate[], among: ReadonlySet<string>
 export function publicWorker({ release: _release, ...worker }: CapCandidate): CapWorker {
   return worker;
 }
+
+export interface SessionPlacementView {
+  state: string;
+  providerId?: string;
+  profileId?: string;
+  leaseId?: string;
+}
+
+const LEASE_ID = /^vsb_[0-9a-f]{24}$/;
+
+const text = (value: unknown, max: number): string | undefined =>
+  typeof value === "string" && value.length > 0 && value.length <= max ? value : undefined;
+
+/**
+ * The placement of the session `key` as `sessions.list` reports it, its provider and profile filled in from
+ * `environments.list` when core left them out (a reclaimed placement names them only while its environment's
+ * owner epoch matches), with the lease of that environment; undefined when the session is not listed or has no
+ * placement.
+ */
+export function sessionPlacement(
+  sessionsPayload: unknown,
+  environmentsPayload: unknown,
+  key: string,
+): SessionPlacementView | undefined {
+  const rows = (sessionsPayload as { sessions?: unknown })?.sessions;
+  if (!Array.isArray(rows)) return undefined;
+  const row = (rows as Array<{ key?: unknown; placement?: unknown }>).find((r) => r?.key === key);
+  const placement = row?.placement as
+    | { state?: unknown; providerId?: unknown; profileId?: unknown; environmentId?: unknown }
+    | undefined;
+  const state = text(placement?.state, 64);
+  if (!placement || !state) return undefined;
+  const environments = (environmentsPayload as { environments?: unknown })?.environments;
+  const environment = Array.isArray(environments)
+    ? (
+        environments as Array<{
+          id?: unknown;
+          profileId?: unknown;
+          worker?: { providerId?: unknown; leaseId?: unknown };
+        }>
+      ).find((e) => e?.id !== undefined && e.id === placement.environmentId)
+    : undefined;
+  const providerId = text(placement.providerId, 128) ?? text(environment?.worker?.providerId, 128);
+  const profileId = text(placement.profileId, 128) ?? text(environment?.profileId, 128);
+  const lease = environment?.worker?.leaseId;
+  const leaseId = typeof lease === "string" && LEASE_ID.test(lease) ? lease : undefined;
+  return {
+    state,
+    ...(providerId ? { providerId } : {}),
+    ...(profileId ? { profileId } : {}),
+    ...(leaseId ? { leaseId } : {}),
+  };
+}

@@ -7,6 +7,8 @@ import { Value } from "@sinclair/typebox/value";
 import { dispatchGatewayMethod } from "openclaw/plugin-sdk/gateway-method-runtime";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 import {
+  type PlacementResult,
+  PlacementResultSchema,
   type ReclaimResult,
   ReclaimResultSchema,
   WORKER_ROUTES,
@@ -105,6 +107,12 @@ export function registerWorkerCapRoutes(api: OpenClawPluginApi, providerId: stri
       const answer = await loopback.call<WorkersResult>("GET", WORKER_ROUTES.workers, undefined, 60_000);
       if (!Value.Check(WorkersResultSchema, answer)) throw new LoopbackError("unexpected workers answer");
       return answer.workers;
+    },
+    async placementOf(sessionKey) {
+      const query = `${WORKER_ROUTES.placement}?session=${encodeURIComponent(sessionKey)}`;
+      const answer = await loopback.call<PlacementResult>("GET", query, undefined, 60_000);
+      if (!Value.Check(PlacementResultSchema, answer)) throw new LoopbackError("unexpected placement answer");
+      return answer.placement ?? undefined;
     },
     async reclaimOne(among) {
       const answer = await loopback.call<ReclaimResult>("POST", WORKER_ROUTES.reclaim, { among }, routes.timeoutMs);

@@ -8,12 +8,14 @@ import { Value } from "@sinclair/typebox/value";
 import { readJsonBodyWithLimit } from "openclaw/plugin-sdk/webhook-request-guards";
 import {
   MAX_BODY_BYTES,
+  type PlacementResult,
   type ReclaimRequest,
   ReclaimRequestSchema,
   type ReclaimResult,
+  SESSION_KEY_MAX,
   type WorkersResult,
 } from "../protocol/index.js";
-import { type CapCandidate, capWorkers, chooseVictim, publicWorker } from "./cap-choice.js";
+import { type CapCandidate, capWorkers, chooseVictim, publicWorker, sessionPlacement } from "./cap-choice.js";
 import type { SessionState } from "./sessions.js";
 import type { Dispatch } from "./suspender.js";
 import { sessionKeys } from "./workers.js";
@@ -49,6 +51,12 @@ export class CapService {
 
   async workers(dispatch: Dispatch): Promise<WorkersResult> {
     return { workers: (await this.candidates(dispatch)).map(publicWorker) };
+  }
+
+  async placement(dispatch: Dispatch, sessionKey: string): Promise<PlacementResult> {
+    const sessions = await call(dispatch, "sessions.list", {});
+    const listed = await call(dispatch, "environments.list", {});
+    return { placement: sessionPlacement(sessions, listed, sessionKey) ?? null };
   }
 
   async reclaimOne(dispatch: Dispatch, request: ReclaimRequest): Promise<ReclaimResult> {
@@ -104,5 +112,25 @@ export function createCapRoutes(service: CapService, dispatch: Dispatch) {
       return failed(res, error);
     }
   };
-  return { workers, reclaim, timeoutMs: RECLAIM_TIMEOUT_MS };
+  const placement = async (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.method ?? "GET").toUpperCase() !== "GET") {
+      res.setHeader("Allow", "GET");
+      return send(res, 405, { error: { type: "method_not_allowed", message: "use GET" } });
+    }
+    const key = new URL(req.url ?? "/", "http://gateway.invalid").searchParams.get("session");
+    if (!key || key.length > SESSION_KEY_MAX) {
+      return send(res, 400, {
+        error: {
+          type: "invalid_request",
+          message: `?session= must name a session key (1–${SESSION_KEY_MAX} characters)`,
+        },
+      });
+    }
+    try {
+      return send(res, 200, await service.placement(dispatch, key));
+    } catch (error) {
+      return failed(res, error);
+    }
+  };
+  return { workers, reclaim, placement, timeoutMs: RECLAIM_TIMEOUT_MS };
 }

@@ -5,8 +5,13 @@
 // only once no placement is in flight, so it cannot finish inside the placement that needs it); the first's
 // sandbox goes, the file written on its worker is reconciled into its worktree, and the retry is placed; the
 // first's next placement does the same to the second; a conversation in an active turn is never
-// reclaimed: the other's placement is refused at once. With maxWorkers 3, ten concurrent placements never have
-// more than three sandboxes at any sampled instant, leave none behind and create no lease twice.
+// reclaimed: the other's placement is refused at once. Messages (chat.send, as a channel delivers them; issue 47)
+// need none of that: the plugin's `before_dispatch` hook makes room before a turn is placed, so two conversations
+// alternating on one worker each get every reply with no refusal and no retry, one sandbox at a time, each
+// worktree holding what was written on its worker; a message while the only worker is in an active turn waits
+// for it and is answered, or, past its profile's `capWait`, fails naming the cap. With maxWorkers 3, ten
+// concurrent placements never have more than three sandboxes at any sampled instant, leave none behind and
+// create no lease twice, and four conversations take turns on three workers the same way.
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -15,6 +20,7 @@ import { promisify } from "node:util";
 import { Sandbox } from "@vercel/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSandboxApi } from "../../src/emulator/index.js";
+import { lastAssistantText } from "../../src/main-job/host.js";
 import { ScriptedModel, scriptedModelConfig } from "../suspend/scripted-model.js";
 import { type SpecEmulator, seedBaseImage, startSpecEmulator } from "./base-images.js";
 import { destroyedEnvironment, type Environment, emulatorSettings, TOKEN_ENV } from "./environments.js";
@@ -26,6 +32,11 @@ const ONE = "cap1";
 const THREE = "cap3";
 const A = "agent:main:cap-a";
 const B = "agent:main:cap-b";
+const C = "agent:main:cap-c";
+/** maxWorkers 1 with a short `capWait`: a message at a cap of busy workers fails soon, naming the cap. */
+const ONE_SHORT = "cap1short";
+const SHORT_WAIT = "6s";
+const DS = ["agent:main:cap-d1", "agent:main:cap-d2", "agent:main:cap-d3", "agent:main:cap-d4"];
 const MARKER = "written-on-the-worker.txt";
 
 let harness: GatewayHarness | undefined;
@@ -67,8 +78,8 @@ async function place(key: string, profile = ONE) {
   return { ...result, ms, text: gw().redact(`${result.stdout}\n${result.stderr}`) };
 }
 
-async function placed(key: string) {
-  const result = await place(key);
+async function placed(key: string, profile = ONE) {
+  const result = await place(key, profile);
   if (result.code !== 0) throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
   return result;
 }
@@ -86,6 +97,106 @@ async function onWorker(
 async function findInState(name: string): Promise<string[]> {
   const { stdout } = await run("find", [gw().stateDir, "-name", name, "-type", "f"]);
   return stdout.split("\n").filter(Boolean);
+}
+
+/**
+ * Places `key` as a host does at a full cap (`sessions.dispatch` has no `before_dispatch`): a refusal that started a
+ * reclaim is retried once that reclaim has released the worker, one while every worker is busy a little later.
+ */
+async function placedByTheHost(key: string, profile: string): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const result = await place(key, profile);
+    if (result.code === 0) return;
+    if (Date.now() > deadline) throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
+    if (result.text.includes("is being reclaimed through the gateway")) {
+      await waitFor(
+        "the reclaimed worker to be released",
+        async () => ((await sandboxNames()).length === 0 ? true : undefined),
+        {
+          timeoutMs: 600_000,
+        },
+      );
+    } else if (result.text.includes("every worker is busy")) {
+      await new Promise((r) => setTimeout(r, 2_000));
+    } else {
+      throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
+    }
+  }
+}
+
+/** The sandboxes' count sampled every 200 ms until stop(): the highest seen, and every name seen. */
+function sampleSandboxes() {
+  let highest = 0;
+  const seen = new Set<string>();
+  let sampling = true;
+  const done = (async () => {
+    while (sampling) {
+      const names = await sandboxNames();
+      highest = Math.max(highest, names.length);
+      for (const n of names) seen.add(n);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await done;
+      return { highest, seen };
+    },
+  };
+}
+
+interface Answer {
+  key: string;
+  /** The run's last assistant text. */
+  reply: string;
+  ms: number;
+  /** sessions.describe's row and the transcript's new messages, as text (for a failure's reason). */
+  record: string;
+}
+
+/**
+ * `chat.send` to `key`, as a channel hands a message to the gateway (core runs `before_dispatch` for it), then waits
+ * for that run to end: its reply (the transcript's last assistant text), how long it took, and what core recorded.
+ */
+async function message(key: string, token: string): Promise<Answer> {
+  const runId = `cap-${randomUUID()}`;
+  const before =
+    (await gw().callOk<{ messages?: unknown[] }>("chat.history", { sessionKey: key })).messages?.length ?? 0;
+  const started = performance.now();
+  const sent = await gw().call(
+    "chat.send",
+    { sessionKey: key, message: `Answer briefly. echo:${token}`, idempotencyKey: runId },
+    900_000,
+  );
+  if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
+  const described = await waitFor(
+    `the turn of ${key} to end`,
+    async () => {
+      const row = await gw().callOk<{ session?: { status?: string; lastRunId?: string } }>("sessions.describe", {
+        key,
+      });
+      return row.session?.lastRunId === runId && row.session.status !== "running" ? row : undefined;
+    },
+    { timeoutMs: 900_000, intervalMs: 1_000 },
+  );
+  const ms = Math.round(performance.now() - started);
+  const messages = (await gw().callOk<{ messages?: unknown[] }>("chat.history", { sessionKey: key })).messages ?? [];
+  const reply = lastAssistantText(messages.slice(before));
+  process.stderr.write(`[worker cap] message ${key} (${token}) → ${ms} ms: ${gw().redact(reply).slice(0, 160)}\n`);
+  return { key, reply, ms, record: gw().redact(JSON.stringify({ described, messages: messages.slice(before) })) };
+}
+
+/** Writes `marker` into the session workspace on the one worker there is (as the agent could have). */
+async function writeOnTheWorker(marker: string): Promise<void> {
+  const names = await sandboxNames();
+  expect(names).toHaveLength(1);
+  const written = await onWorker(
+    names[0] as string,
+    `set -eu; f=$(find "$HOME/.openclaw/cloud-workers" -path '*/node-host/*/workspaces/*' -name README.md -type f -print -quit); [ -n "$f" ] || { echo "no session workspace holds README.md" >&2; exit 1; }; echo "${marker}" > "$(dirname "$f")/${marker}"; cat "$(dirname "$f")/${marker}"`,
+  );
+  expect(written).toEqual({ code: 0, stderr: "", stdout: marker });
 }
 
 beforeAll(async () => {
@@ -115,6 +226,7 @@ beforeAll(async () => {
     cloudWorkers: {
       profiles: {
         [ONE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 1 } },
+        [ONE_SHORT]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 1, capWait: SHORT_WAIT } },
         [THREE]: { provider: "vercel-sandbox", settings: { ...settings, maxWorkers: 3 } },
       },
     },
@@ -193,11 +305,94 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     expect(afterA).not.toContain(first);
   });
 
+  const timings: Array<{ key: string; ms: number }> = [];
+  afterAll(() => {
+    process.stderr.write(`[worker cap] message timings: ${JSON.stringify(timings)}\n`);
+  });
+
+  it("two conversations alternate three times each way: every message is answered, one sandbox at a time, each worktree keeps what was written on its worker", {
+    timeout: 2_400_000,
+  }, async () => {
+    model.holding = false;
+    // A (placed by the specs above) holds the one worker; C is placed once (on the short-wait profile) for the
+    // next case, through the host's own path: refused while the reclaim it started runs (or while A's turn above is
+    // still ending), then placed.
+    await createSession(C, "cap-c");
+    await placedByTheHost(C, ONE_SHORT);
+    const sampler = sampleSandboxes();
+    try {
+      let n = 0;
+      for (const key of [B, A, B, A, B, A]) {
+        n += 1;
+        const marker = `switch-${n}.txt`;
+        await writeOnTheWorker(marker);
+        expect(await findInState(marker)).toEqual([]);
+        const token = `m${n}-${randomUUID().slice(0, 8)}`;
+        const answer = await message(key, token);
+        timings.push({ key, ms: answer.ms });
+        expect(answer.reply, answer.record).toContain(`echo:${token}`);
+        // The worker it replaced was reclaimed: core reconciled its workspace into its session's worktree.
+        expect((await findInState(marker)).length).toBeGreaterThan(0);
+        expect(await sandboxNames()).toHaveLength(1);
+      }
+    } finally {
+      const { highest, seen } = await sampler.stop();
+      process.stderr.write(
+        `[worker cap] alternation: highest concurrent sandboxes ${highest}, distinct ${seen.size}\n`,
+      );
+      expect(highest).toBe(1);
+      // C's worker, then one per message: every message switched the worker.
+      expect(seen.size).toBe(7);
+    }
+  });
+
+  it("with the only worker in an active turn, a message waits for it and is then answered; past its profile's capWait, one fails naming the cap", {
+    timeout: 1_200_000,
+  }, async () => {
+    model.holding = true;
+    const runId = `cap-held-${randomUUID()}`;
+    try {
+      // A (placed by the last message) starts a turn the model holds.
+      const sent = await gw().call("chat.send", { sessionKey: A, message: "hold on", idempotencyKey: runId }, 600_000);
+      if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
+      await waitFor("A's model call to be held", async () => (model.held > 0 ? true : undefined), {
+        timeoutMs: 300_000,
+      });
+      const before = await sandboxNames();
+      expect(before).toHaveLength(1);
+      // C's profile waits 6 s at a cap of busy workers: its message fails then, saying why, and nothing is reclaimed.
+      const failed = await message(C, `short-${randomUUID().slice(0, 8)}`);
+      expect(failed.record).toContain("maxWorkers 1 reached and every worker is busy");
+      expect(failed.reply).not.toMatch(/echo:short-/);
+      expect(await sandboxNames()).toEqual(before);
+      // B's profile waits minutes: its message waits while A's turn runs, and is answered once A's turn ends.
+      const token = `waited-${randomUUID().slice(0, 8)}`;
+      const waiting = message(B, token);
+      await new Promise((r) => setTimeout(r, 8_000));
+      expect(await sandboxNames()).toEqual(before);
+      model.holding = false;
+      model.releaseAll();
+      const answered = await waiting;
+      expect(answered.reply, answered.record).toContain(`echo:${token}`);
+      expect(answered.ms).toBeGreaterThan(8_000);
+      expect(await sandboxNames()).not.toEqual(before);
+    } finally {
+      model.holding = false;
+      model.releaseAll();
+    }
+  });
+
   it("while the placed conversation is in an active turn, the other's placement is refused at once, saying so", {
     timeout: 600_000,
   }, async () => {
+    // The case before left B on the worker: A's message switches it back (the hook), then the model holds A's turn.
+    model.holding = true;
     try {
-      const sent = await gw().call("chat.send", { sessionKey: A, message: "hello", idempotencyKey: randomUUID() });
+      const sent = await gw().call(
+        "chat.send",
+        { sessionKey: A, message: "hello", idempotencyKey: randomUUID() },
+        600_000,
+      );
       if (sent.code !== 0) throw new Error(gw().describeFailure("chat.send", sent as never));
       await waitFor("the turn's model call to be held", async () => (model.held > 0 ? true : undefined), {
         timeoutMs: 300_000,
@@ -220,7 +415,7 @@ describe("maxWorkers 3: ten concurrent placements", () => {
     timeout: 1_800_000,
   }, async () => {
     // The conversations' workers (when the specs above placed them) go first, so the count starts from zero.
-    for (const key of [A, B]) await gw().call("sessions.reclaim", { key }, 600_000);
+    for (const key of [A, B, C]) await gw().call("sessions.reclaim", { key }, 600_000);
     await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
       timeoutMs: 240_000,
     });
@@ -275,5 +470,44 @@ describe("maxWorkers 3: ten concurrent placements", () => {
       sampling = false;
       await sampler.catch(() => undefined);
     }
+  });
+  it("four conversations take turns on three workers: every message answered, never more than three sandboxes", {
+    timeout: 2_400_000,
+  }, async () => {
+    model.holding = false;
+    await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 240_000,
+    });
+    for (const [i, key] of DS.entries()) await createSession(key, `cap-d${i + 1}`);
+    // Three placed by the host (room under the cap); the first reclaimed again so the fourth is placed too.
+    for (const key of DS.slice(0, 3)) await placed(key, THREE);
+    await gw().callOk("sessions.reclaim", { key: DS[0] }, 600_000);
+    await waitFor("three sandboxes less one", async () => ((await sandboxNames()).length === 2 ? true : undefined), {
+      timeoutMs: 600_000,
+    });
+    await placed(DS[3] as string, THREE);
+    const sampler = sampleSandboxes();
+    const answers: Answer[] = [];
+    try {
+      // The first message is for a conversation whose worker was reclaimed: room is made by reclaiming the least
+      // recently active idle worker; a later one finds its own worker still there, or was that worker, and so on.
+      for (const [i, key] of DS.entries()) {
+        const token = `d${i + 1}-${randomUUID().slice(0, 8)}`;
+        const answer = await message(key, token);
+        answers.push(answer);
+        expect(answer.reply, answer.record).toContain(`echo:${token}`);
+        expect((await sandboxNames()).length).toBeLessThanOrEqual(3);
+      }
+    } finally {
+      const { highest, seen } = await sampler.stop();
+      process.stderr.write(
+        `[worker cap] four conversations on maxWorkers 3: highest ${highest}, distinct ${seen.size}, timings ${JSON.stringify(answers.map((a) => ({ key: a.key, ms: a.ms })))}\n`,
+      );
+      expect(highest).toBeLessThanOrEqual(3);
+    }
+    for (const key of DS) await gw().call("sessions.reclaim", { key }, 600_000);
+    await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 240_000,
+    });
   });
 });

@@ -7,8 +7,10 @@ import { WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import { describe, expect, it } from "vitest";
 import {
   type CapWorker,
+  makeRoomForTurn,
   type Reclaimer,
   type ReclaimOutcome,
+  type SessionPlacement,
   WorkerCap,
   WorkerCapReachedError,
   WorkerCapReclaimError,
@@ -22,14 +24,23 @@ function worker(leaseId: string, busy = false): CapWorker {
   return { leaseId, environmentId: `worker:${leaseId}`, state: "attached", sessions: [], busy, lastActiveMs: 0 };
 }
 
-/** A gateway listing `fleet` (lease → busy); a reclaim releases the first idle one it is offered. */
+/**
+ * A gateway listing `fleet` (lease → busy) and the sessions' `placements`; a reclaim releases the first idle one
+ * it is offered.
+ */
 function standIn(options: { fleet?: Map<string, boolean>; delayMs?: number; fail?: string } = {}) {
   const fleet = options.fleet ?? new Map<string, boolean>();
+  const placements = new Map<string, SessionPlacement>();
+  const asked: string[] = [];
   const calls: string[][] = [];
   const reclaimed: string[] = [];
   const reclaimer: Reclaimer = {
     async workers() {
       return [...fleet].map(([leaseId, busy]) => worker(leaseId, busy));
+    },
+    async placementOf(sessionKey) {
+      asked.push(sessionKey);
+      return placements.get(sessionKey);
     },
     async reclaimOne(among): Promise<ReclaimOutcome> {
       calls.push([...among]);
@@ -42,7 +53,7 @@ function standIn(options: { fleet?: Map<string, boolean>; delayMs?: number; fail
       return { status: "reclaimed", worker: worker(victim) };
     },
   };
-  return { reclaimer, calls, reclaimed, fleet };
+  return { reclaimer, calls, reclaimed, fleet, placements, asked };
 }
 
 async function allocated(cap: WorkerCap, gateway: ReturnType<typeof standIn>, leaseId: string, max: number) {
@@ -168,5 +179,155 @@ describe("worker cap", () => {
     expect(cap.snapshot()).toMatchObject({ maxWorkers: null });
     await expect(cap.admit(lease(2), 2)).rejects.toBeInstanceOf(WorkerCapReachedError);
     expect(cap.snapshot().counted).toHaveLength(2);
+  });
+});
+
+describe("room for a turn before it is placed (the before_dispatch hook)", () => {
+  /** A clock the injected sleep moves, so waits take no real time; `onSleep` runs at each poll. */
+  function clock(onSleep: (polls: number) => void = () => undefined) {
+    let now = 0;
+    let polls = 0;
+    return {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+        polls += 1;
+        onSleep(polls);
+      },
+      polls: () => polls,
+    };
+  }
+
+  it("under the cap there is room at once: nothing is listed or reclaimed", async () => {
+    const gateway = standIn();
+    const cap = new WorkerCap(() => gateway.reclaimer, logger);
+    await allocated(cap, gateway, lease(1), 2);
+    expect(await cap.makeRoomAhead(2, 60_000)).toBe("room");
+    expect(gateway.calls).toEqual([]);
+  });
+
+  it("at the cap it reclaims the idle worker and resolves once the slot is free: the placement after it is admitted, not refused", async () => {
+    const gateway = standIn({ delayMs: 20 });
+    const cap = new WorkerCap(() => gateway.reclaimer, logger);
+    await allocated(cap, gateway, lease(1), 1);
+    expect(await cap.makeRoomAhead(1, 60_000)).toBe("reclaimed");
+    expect(gateway.reclaimed).toEqual([lease(1)]);
+    expect(cap.snapshot().counted).toEqual([]);
+    expect(await cap.admit(lease(2), 1)).toBe("reserved");
+  });
+
+  it("a reclaim a refused placement already started is awaited, never doubled", async () => {
+    const gateway = standIn({ delayMs: 30 });
+    const cap = new WorkerCap(() => gateway.reclaimer, logger);
+    await allocated(cap, gateway, lease(1), 1);
+    await expect(cap.admit(lease(2), 1)).rejects.toBeInstanceOf(WorkerCapReclaimingError);
+    expect(await cap.makeRoomAhead(1, 60_000)).toBe("reclaimed");
+    expect(gateway.calls).toEqual([[lease(1)]]);
+  });
+
+  it("while every worker is busy it waits, and reclaims the first that becomes idle", async () => {
+    const gateway = standIn();
+    const time = clock((polls) => {
+      if (polls === 3) gateway.fleet.set(lease(1), false);
+    });
+    const cap = new WorkerCap(() => gateway.reclaimer, logger, time.now);
+    await allocated(cap, gateway, lease(1), 1);
+    gateway.fleet.set(lease(1), true);
+    expect(await cap.makeRoomAhead(1, 60_000, { pollMs: 1_000, sleep: time.sleep })).toBe("reclaimed");
+    expect(time.polls()).toBe(3);
+    expect(gateway.reclaimed).toEqual([lease(1)]);
+  });
+
+  it("busy past the wait it gives up without reclaiming: the placement then refuses, naming the cap", async () => {
+    const gateway = standIn();
+    const time = clock();
+    const cap = new WorkerCap(() => gateway.reclaimer, logger, time.now);
+    await allocated(cap, gateway, lease(1), 1);
+    gateway.fleet.set(lease(1), true);
+    expect(await cap.makeRoomAhead(1, 10_000, { pollMs: 1_000, sleep: time.sleep })).toBe("busy");
+    expect(time.now()).toBeLessThanOrEqual(10_000);
+    expect(time.polls()).toBe(10);
+    expect(gateway.calls).toEqual([]);
+    const refusal = await cap.admit(lease(2), 1).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(WorkerCapReachedError);
+    expect((refusal as Error).message).toMatch(/maxWorkers 1 reached and every worker is busy/);
+  });
+
+  it("a gateway that cannot list its workers ends the wait at once (the placement applies the cap)", async () => {
+    const gateway = standIn();
+    const cap = new WorkerCap(() => gateway.reclaimer, logger);
+    await allocated(cap, gateway, lease(1), 1);
+    gateway.reclaimer.workers = async () => {
+      throw new Error("answered 502");
+    };
+    expect(await cap.makeRoomAhead(1, 60_000)).toBe("failed");
+  });
+
+  describe("makeRoomForTurn", () => {
+    const KEY = "agent:main:b";
+    function setup() {
+      const gateway = standIn({ delayMs: 5 });
+      const cap = new WorkerCap(() => gateway.reclaimer, logger);
+      const options = {
+        providerId: "vercel-sandbox",
+        cap,
+        reclaimer: () => gateway.reclaimer,
+        capOf: (profileId: string) => (profileId === "capped" ? { maxWorkers: 1, waitMs: 5_000 } : undefined),
+        logger,
+      };
+      return { gateway, cap, options };
+    }
+
+    it("a session whose worker of ours was reclaimed, on a capped profile, gets room: the idle worker is reclaimed first", async () => {
+      const { gateway, cap, options } = setup();
+      await allocated(cap, gateway, lease(1), 1);
+      gateway.placements.set(KEY, { state: "reclaimed", providerId: "vercel-sandbox", profileId: "capped" });
+      expect(await makeRoomForTurn(KEY, options)).toBe("reclaimed");
+      expect(gateway.asked).toEqual([KEY]);
+      expect(gateway.reclaimed).toEqual([lease(1)]);
+    });
+
+    it("a reclaimed placement core names no profile for gets the cap its lease was placed under", async () => {
+      const { gateway, cap, options } = setup();
+      await allocated(cap, gateway, lease(1), 1);
+      cap.remember(lease(9), { maxWorkers: 1, waitMs: 5_000 });
+      gateway.placements.set(KEY, { state: "reclaimed", providerId: "vercel-sandbox", leaseId: lease(9) });
+      expect(await makeRoomForTurn(KEY, options)).toBe("reclaimed");
+      expect(gateway.reclaimed).toEqual([lease(1)]);
+      // A lease this process never placed under a cap, with no profile named: left to the placement.
+      gateway.placements.set("other", { state: "reclaimed", providerId: "vercel-sandbox", leaseId: lease(8) });
+      expect(await makeRoomForTurn("other", options)).toBe("skipped");
+    });
+
+    it("anything else is left to the placement: no placement, a live one, another provider's, an uncapped profile, no key", async () => {
+      const { gateway, cap, options } = setup();
+      await allocated(cap, gateway, lease(1), 1);
+      const cases: Array<[string, SessionPlacement | undefined]> = [
+        ["none", undefined],
+        ["active", { state: "active", providerId: "vercel-sandbox", profileId: "capped" }],
+        ["other", { state: "reclaimed", providerId: "crabbox", profileId: "capped" }],
+        ["uncapped", { state: "reclaimed", providerId: "vercel-sandbox", profileId: "open" }],
+        ["unnamed", { state: "reclaimed", providerId: "vercel-sandbox" }],
+      ];
+      for (const [name, placement] of cases) {
+        if (placement) gateway.placements.set(name, placement);
+        expect(await makeRoomForTurn(name, options), name).toBe("skipped");
+      }
+      expect(await makeRoomForTurn(undefined, options)).toBe("skipped");
+      expect(gateway.asked).toEqual(cases.map(([name]) => name));
+      expect(gateway.calls).toEqual([]);
+    });
+
+    it("a placement that cannot be read is skipped with a warning naming why", async () => {
+      const { gateway, options } = setup();
+      const warnings: string[] = [];
+      gateway.reclaimer.placementOf = async () => {
+        throw new Error("GET /vercel-sandbox/v1/workers/placement: answered 502");
+      };
+      expect(await makeRoomForTurn(KEY, { ...options, logger: { warn: (m: string) => warnings.push(m) } })).toBe(
+        "skipped",
+      );
+      expect(warnings).toEqual([expect.stringContaining("answered 502")]);
+    });
   });
 });

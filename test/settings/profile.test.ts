@@ -26,10 +26,18 @@ describe("profile settings", () => {
       tags: {},
       snapshots: { expirationMs: undefined, keepLast: undefined },
       scope: undefined,
+      capWaitMs: 5 * 60_000,
       warmImage: true,
       images: { keep: 2, unusedForMs: 14 * 24 * 60 * 60_000 },
       imageSharing: "project",
     });
+  });
+
+  it("a turn waits at the cap five minutes by default (capWait), at most thirty", () => {
+    expect(parseSettings({ maxWorkers: 1, capWait: "90s" })).toMatchObject({ maxWorkers: 1, capWaitMs: 90_000 });
+    expect(parseSettings({ capWait: 0 }).capWaitMs).toBe(0);
+    expect(rejection({ capWait: "31m" }).message).toMatch(/capWait.*at most 30 minutes/);
+    expect(rejection({ capWait: "soon" }).message).toMatch(/capWait/);
   });
 
   it("images can be shared by commit instead of by project; nothing else is accepted", () => {

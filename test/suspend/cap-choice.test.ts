@@ -1,7 +1,7 @@
 // The gateway side of the worker cap, pure: our workers from an `environments.list` payload joined with session
 // keys and per-session activity, and the choice of the worker to reclaim (the least recently active idle one).
 import { describe, expect, it } from "vitest";
-import { capWorkers, chooseVictim } from "../../src/suspend/cap-choice.js";
+import { capWorkers, chooseVictim, sessionPlacement } from "../../src/suspend/cap-choice.js";
 import { SessionActivity } from "../../src/suspend/sessions.js";
 
 const lease = (n: number) => `vsb_${n.toString(16).padStart(24, "0")}`;
@@ -103,5 +103,62 @@ describe("worker cap: which worker to reclaim", () => {
     expect(workers.map((w) => w.leaseId)).toEqual([lease(4), lease(5)]);
     expect(chooseVictim(workers, new Set([lease(5)])).victim?.leaseId).toBe(lease(5));
     expect(capWorkers("garbage", "vercel-sandbox", keys, () => undefined)).toEqual([]);
+  });
+});
+
+describe("worker cap: a session's placement before its turn", () => {
+  const sessions = {
+    sessions: [
+      {
+        key: "agent:main:a",
+        sessionId: "s1",
+        placement: { state: "active", providerId: "vercel-sandbox", profileId: "cap1", environmentId: "worker:1" },
+      },
+      { key: "agent:main:b", sessionId: "s2", placement: { state: "reclaimed", environmentId: "worker:2" } },
+      { key: "agent:main:c", sessionId: "s3" },
+      { key: "agent:main:d", sessionId: "s4", placement: { state: "reclaimed", environmentId: "worker:gone" } },
+    ],
+  };
+  const environments = {
+    environments: [
+      { id: "worker:1", profileId: "cap1", worker: { providerId: "vercel-sandbox", state: "attached" } },
+      {
+        id: "worker:2",
+        profileId: "cap1",
+        worker: { providerId: "vercel-sandbox", leaseId: lease(2), state: "destroyed" },
+      },
+    ],
+  };
+
+  it("reads the state, provider and profile core reports for the key", () => {
+    expect(sessionPlacement(sessions, environments, "agent:main:a")).toEqual({
+      state: "active",
+      providerId: "vercel-sandbox",
+      profileId: "cap1",
+    });
+  });
+
+  it("fills in the provider and profile a reclaimed placement leaves out from its environment, with its lease", () => {
+    expect(sessionPlacement(sessions, environments, "agent:main:b")).toEqual({
+      state: "reclaimed",
+      providerId: "vercel-sandbox",
+      profileId: "cap1",
+      leaseId: lease(2),
+    });
+    expect(sessionPlacement(sessions, environments, "agent:main:d")).toEqual({ state: "reclaimed" });
+  });
+
+  it("is undefined for a session without a placement, an unknown key and a payload of another shape", () => {
+    expect(sessionPlacement(sessions, environments, "agent:main:c")).toBeUndefined();
+    expect(sessionPlacement(sessions, environments, "agent:main:zz")).toBeUndefined();
+    expect(sessionPlacement({ sessions: "no" }, environments, "agent:main:a")).toBeUndefined();
+    expect(sessionPlacement(sessions, null, "agent:main:b")).toEqual({ state: "reclaimed" });
+  });
+
+  it("keeps no field past its bound", () => {
+    const long = { sessions: [{ key: "k", placement: { state: "x".repeat(65), providerId: "p" } }] };
+    expect(sessionPlacement(long, environments, "k")).toBeUndefined();
+    const longProfile = { sessions: [{ key: "k", placement: { state: "reclaimed", profileId: "p".repeat(129) } }] };
+    expect(sessionPlacement(longProfile, environments, "k")).toEqual({ state: "reclaimed" });
   });
 });

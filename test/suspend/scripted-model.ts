@@ -1,6 +1,8 @@
 // A scripted OpenAI-compatible model server on loopback for real-gateway specs: each chat completion streams a
-// first chunk at once and the rest only when the spec releases it, so a turn can be held in flight; `failNext`
-// makes the next completion answer 500. It records requests (method and path only; no prompt is kept).
+// first chunk at once and the rest only when the spec releases it, so a turn can be held in flight (or at once,
+// while `holding` is false); `failNext` makes the next completion answer 500. A user message naming `echo:<token>`
+// gets a reply naming it too, so a spec can tell which message a reply answers. It records requests (method and
+// path only; no prompt is kept).
 
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +14,8 @@ export class ScriptedModel {
   #release: Array<() => void> = [];
   #failNext = 0;
   held = 0;
+  /** Whether completions wait for release (releaseAll) before they finish; false: they finish at once. */
+  holding = true;
 
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve));
@@ -51,16 +55,25 @@ export class ScriptedModel {
       res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"scripted failure"}}');
       return;
     }
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { model?: string; stream?: boolean };
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      model?: string;
+      stream?: boolean;
+      messages?: Array<{ role?: string; content?: unknown }>;
+    };
+    const echo = JSON.stringify(body.messages?.filter((m) => m.role === "user").at(-1)?.content ?? "").match(
+      /echo:([A-Za-z0-9_-]{1,64})/,
+    )?.[1];
     const id = `chatcmpl-${this.requests.length}`;
     const chunk = (delta: object, finish: string | null = null) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     res.write(chunk({ role: "assistant", content: "Hello" }));
-    this.held++;
-    await new Promise<void>((resolve) => this.#release.push(resolve));
-    this.held--;
-    res.write(chunk({ content: " there." }));
+    if (this.holding) {
+      this.held++;
+      await new Promise<void>((resolve) => this.#release.push(resolve));
+      this.held--;
+    }
+    res.write(chunk({ content: echo ? ` there. echo:${echo}` : " there." }));
     res.write(chunk({}, "stop"));
     res.end("data: [DONE]\n\n");
   }

@@ -5,11 +5,28 @@
 // with a retryable error saying so: core cannot reclaim while that placement is in flight, see #makeRoom), and
 // when nothing is idle the placement is refused at once. A reservation is released when its
 // provision fails, and a lease stops counting once its destroy resolved (release proven).
+// A turn about to be placed makes room ahead (makeRoomAhead, from the plugin's `before_dispatch` hook, which core
+// awaits before the turn's placement and outside any placement in flight): it reclaims an idle worker and waits
+// for it, or waits for one to become idle, up to a bound; the placement that follows finds the slot free.
 import type { ProviderLogger } from "../../infra/index.js";
 import { WorkerCapReachedError, WorkerCapReclaimError, WorkerCapReclaimingError } from "./errors.js";
 import type { CapWorker, Reclaimer } from "./types.js";
 
 export type Admission = "replay" | "reserved";
+
+/** What makeRoomAhead did: found room, reclaimed a worker, waited for room, or gave up (busy past the bound, failed). */
+export type AheadOutcome = "room" | "reclaimed" | "waited" | "busy" | "failed";
+
+export interface AheadOptions {
+  /** How often a cap of busy workers is looked at again; default AHEAD_POLL_MS. */
+  pollMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+type AheadStep = { kind: "room" } | { kind: "reclaiming"; done: Promise<void> } | { kind: "busy" } | { kind: "failed" };
+
+/** A cap of busy workers is looked at again this often while a turn waits for room. */
+export const AHEAD_POLL_MS = 2_000;
 
 export interface CountedLease {
   leaseId: string;
@@ -24,8 +41,18 @@ export interface CapSnapshot {
   counted: CountedLease[];
 }
 
+/** How many leases' caps are remembered for their sessions' later re-placements (the oldest forgotten first). */
+const REMEMBERED_CAPS = 1_024;
+
+/** The cap a lease was placed under, and how long a turn waits at it. */
+export interface LeaseCap {
+  maxWorkers: number;
+  waitMs: number;
+}
+
 export class WorkerCap {
   #tail: Promise<unknown> = Promise.resolve();
+  readonly #caps = new Map<string, LeaseCap>();
   readonly #counted = new Map<string, CountedLease>();
   #seeded = false;
   #lastMax: number | null = null;
@@ -51,6 +78,21 @@ export class WorkerCap {
       this.#counted.set(leaseId, { leaseId, phase: "reserved", sinceMs: this.now() });
       return "reserved";
     });
+  }
+
+  /**
+   * Remembers the cap `leaseId` was placed under: core does not say which profile a reclaimed session's placement
+   * came from, and the turn that places it again (makeRoomForTurn) needs that profile's cap and wait.
+   */
+  remember(leaseId: string, cap: LeaseCap): void {
+    this.#caps.delete(leaseId);
+    this.#caps.set(leaseId, cap);
+    if (this.#caps.size > REMEMBERED_CAPS) this.#caps.delete(this.#caps.keys().next().value as string);
+  }
+
+  /** The cap `leaseId` was placed under, if this gateway process placed it under one. */
+  capOf(leaseId: string): LeaseCap | undefined {
+    return this.#caps.get(leaseId);
   }
 
   /** A placement no cap holds back (its profile sets none): counted from now, without waiting for the lock. */
@@ -104,7 +146,17 @@ export class WorkerCap {
       const busy = this.#counted.size - live.length + workers.filter((w) => live.includes(w.leaseId) && w.busy).length;
       throw new WorkerCapReachedError(maxWorkers, this.#counted.size, busy);
     }
-    const among = `${idle.length} idle of ${live.length}`;
+    throw new WorkerCapReclaimingError(maxWorkers, this.#startReclaim(maxWorkers, reclaimer, idle, live.length).among);
+  }
+
+  /** Starts the reclaim of the least recently active of `idle` (the only one under way until it ends). */
+  #startReclaim(
+    maxWorkers: number,
+    reclaimer: Reclaimer,
+    idle: string[],
+    live: number,
+  ): { among: string; done: Promise<void> } {
+    const among = `${idle.length} idle of ${live}`;
     const done = reclaimer
       .reclaimOne(idle)
       .then((outcome) => {
@@ -128,7 +180,58 @@ export class WorkerCap {
         if (this.#reclaiming?.done === done) this.#reclaiming = undefined;
       });
     this.#reclaiming = { among, done };
-    throw new WorkerCapReclaimingError(maxWorkers, among);
+    return this.#reclaiming;
+  }
+
+  /**
+   * Makes room for a placement that has not started yet (a turn's, from the `before_dispatch` hook), outside any
+   * placement in flight, so a reclaim can be awaited: at the cap it reclaims the least recently active idle worker
+   * and waits for it; while every worker is busy it waits for one to become idle, checking every `pollMs`, up to
+   * `waitMs`. Never throws: the placement that follows applies the cap itself (and refuses, saying why, if the
+   * room is not there). Resolves with what it did.
+   */
+  async makeRoomAhead(maxWorkers: number, waitMs: number, options: AheadOptions = {}): Promise<AheadOutcome> {
+    const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const pollMs = options.pollMs ?? AHEAD_POLL_MS;
+    const deadline = this.now() + waitMs;
+    let waited = false;
+    for (;;) {
+      const step = await this.#locked(() => this.#aheadStep(maxWorkers));
+      if (step.kind === "room") return waited ? "waited" : "room";
+      if (step.kind === "reclaiming") {
+        // A reclaim (started here, or by a placement before) ended: reclaimed, or it found its victim busy after all.
+        await step.done;
+        if (this.#counted.size < maxWorkers) return "reclaimed";
+      }
+      if (step.kind === "failed") return "failed";
+      // Every counted worker is busy (or still being placed): wait for one to finish its turn, up to the bound.
+      if (this.now() + pollMs > deadline) return "busy";
+      waited = true;
+      await sleep(pollMs);
+    }
+  }
+
+  /** One look at the cap, under the lock: room, a reclaim under way (started here or before), busy, or failed. */
+  async #aheadStep(maxWorkers: number): Promise<AheadStep> {
+    await this.#seed();
+    if (this.#counted.size < maxWorkers) return { kind: "room" };
+    if (this.#reclaiming) return { kind: "reclaiming", done: this.#reclaiming.done };
+    const live = [...this.#counted.values()].filter((c) => c.phase === "live").map((c) => c.leaseId);
+    const reclaimer = this.reclaimer();
+    if (!reclaimer) return { kind: "failed" };
+    if (live.length === 0) return { kind: "busy" };
+    let workers: CapWorker[];
+    try {
+      workers = await reclaimer.workers();
+    } catch (error) {
+      this.logger.warn(
+        `vercel-sandbox: maxWorkers ${maxWorkers}: could not list workers (${(error as Error).message})`,
+      );
+      return { kind: "failed" };
+    }
+    const idle = workers.filter((w) => live.includes(w.leaseId) && !w.busy).map((w) => w.leaseId);
+    if (idle.length === 0) return { kind: "busy" };
+    return { kind: "reclaiming", done: this.#startReclaim(maxWorkers, reclaimer, idle, live.length).done };
   }
 
   /** Resolves once no reclaim is under way (tests, and a caller that wants to retry right after it). */

@@ -21,9 +21,21 @@ export type ReclaimOutcome =
   /** Every candidate is busy (or not reclaimable): nothing was touched. */
   | { status: "busy"; busy: number; candidates: number };
 
+/** A session's worker placement as core holds it. */
+export interface SessionPlacement {
+  /** Core's placement state (active, reclaimed, provisioning, …). */
+  state: string;
+  providerId?: string;
+  profileId?: string;
+  /** The lease of the environment it was last placed on (a reclaimed placement's worker, now gone). */
+  leaseId?: string;
+}
+
 export interface Reclaimer {
   /** Our live workers as the gateway lists them. */
   workers(): Promise<CapWorker[]>;
+  /** The worker placement of the session `sessionKey`; undefined when it has none. */
+  placementOf(sessionKey: string): Promise<SessionPlacement | undefined>;
   /** Reclaims the least recently active idle worker among `leaseIds`; resolves once core has released it. */
   reclaimOne(leaseIds: string[]): Promise<ReclaimOutcome>;
 }

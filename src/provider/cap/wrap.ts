@@ -6,15 +6,20 @@
 import { type WorkerProvider, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
 import type { WorkerCap } from "./gate.js";
 
+/** How long a turn waits at a cap when the profile does not say (the settings' own default is the same). */
+const DEFAULT_WAIT_MS = 5 * 60_000;
+
 export interface CapOptions {
   cap: WorkerCap;
   /** The profile's `maxWorkers` (undefined: unbounded, or a profile the provider itself refuses). */
   maxWorkersOf(profile: unknown): number | undefined;
+  /** How long a turn waits at the profile's cap (`capWait`); default DEFAULT_WAIT_MS. */
+  capWaitOf?(profile: unknown): number | undefined;
   activity?: { provisionStarted(key: string): void; provisionEnded(key: string): void };
 }
 
 export function withWorkerCap<P extends WorkerProvider>(provider: P, options: CapOptions): P {
-  const { cap, maxWorkersOf, activity } = options;
+  const { cap, maxWorkersOf, capWaitOf, activity } = options;
 
   async function settled<T>(leaseId: Promise<string>, attempt: Promise<T>): Promise<T> {
     try {
@@ -34,6 +39,7 @@ export function withWorkerCap<P extends WorkerProvider>(provider: P, options: Ca
     activity?.provisionStarted(key);
     try {
       const { leaseId } = await provider.resolveAllocation(profile as never, operationId);
+      cap.remember(leaseId, { maxWorkers, waitMs: capWaitOf?.(profile) ?? DEFAULT_WAIT_MS });
       await cap.admit(leaseId, maxWorkers);
       return leaseId;
     } finally {
