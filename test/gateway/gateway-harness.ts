@@ -3,10 +3,10 @@
 // This class assembles the single-purpose parts beside it and keeps the rules that span them:
 // - Every child process is spawned through one ChildProcesses (own process group, environment-tagged) and
 //   ended with everything it started when it exits or times out; dispose() ends whatever is still running.
-// - Everything lives under one temp run dir (removed in dispose()), /tmp included: each child sees the run dir's
-//   own as /tmp (private-tmp.ts), where OpenClaw puts its lock coordinators and, from 2026.9.3 on, its node-runtime
-//   archives whatever TMPDIR says. Where that view cannot apply, dispose() removes the lock coordinators from the
-//   host's /tmp by name. The npm download cache under <repo>/.cache only speeds up later runs.
+// - Everything lives under one temp run dir (removed in dispose()), OpenClaw's directories in /tmp included: each
+//   child sees the run dir's own /tmp/openclaw (from 2026.9.3 on, its node-runtime archives, whatever TMPDIR says)
+//   and lock-coordinator dir (private-tmp.ts). Where that cannot apply, dispose() removes the lock coordinators
+//   from the host's /tmp by name. The npm download cache under <repo>/.cache only speeds up later runs.
 // - The gateway token lives only in the isolated config (by design: `gateway call --port` reads it from there,
 //   so it is never on argv or in an environment); the Vercel token is only ever put into the gateway process's
 //   environment (StartOptions.env). All text this harness returns or throws goes through redact().
@@ -54,7 +54,7 @@ export class GatewayHarness implements cli.CommandRunner {
   readonly openclawVersion: string;
   readonly openclawEntry: string;
   readonly timings: Record<string, number> = {};
-  /** What this harness's children see as /tmp (private-tmp.ts); undefined where they see the host's. */
+  /** Where this harness's children's /tmp/openclaw and lock dir are (private-tmp.ts); undefined: the host's. */
   readonly tmpView: string | undefined;
   readonly #layout: RunLayout;
   readonly #redactor = new Redactor();
@@ -80,13 +80,13 @@ export class GatewayHarness implements cli.CommandRunner {
     this.openclawVersion = version;
     this.openclawEntry = entry;
     this.#redactor.add(token);
-    // Children see the run dir's own /tmp where they can (private-tmp.ts).
-    const view = privateTmpApplies(layout.runDir) ? tmpViewOf(layout.runDir) : undefined;
+    // Children see the run dir's own copies of OpenClaw's directories in /tmp where they can (private-tmp.ts).
+    const applies = privateTmpApplies();
     this.#processes = new ChildProcesses(
       this.#redactor.redact,
-      view ? (command, args) => inPrivateTmp(view, command, args) : undefined,
+      applies ? (command, args) => inPrivateTmp(layout.runDir, command, args) : undefined,
     );
-    this.tmpView = view;
+    this.tmpView = applies ? tmpViewOf(layout.runDir) : undefined;
     this.#gateway = new GatewayProcess(this.#processes, layout, port, this.#redactor, this.timings, entry);
   }
 

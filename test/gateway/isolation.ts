@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { isolatedOpenClawEnv } from "../../src/main-job/openclaw-env.js";
 import { NPM_CACHE } from "./openclaw.js";
-import { tmpViewOf } from "./private-tmp.js";
+import { tmpViewOf, viewPaths } from "./private-tmp.js";
 
 export interface RunLayout {
   readonly runDir: string;
@@ -58,9 +58,9 @@ export async function createRunLayout(): Promise<RunLayout> {
   for (const dir of [layout.homeDir, layout.stateDir, layout.tmpDir, layout.logsDir]) {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   }
-  // What the children see as /tmp where they can (private-tmp.ts): sticky and open to all, as /tmp is.
+  // The run's own copies of the directories OpenClaw keeps in /tmp (private-tmp.ts), private as OpenClaw makes them.
   await fs.mkdir(tmpViewOf(runDir), { mode: 0o700 });
-  await fs.chmod(tmpViewOf(runDir), 0o1777);
+  for (const dir of Object.values(viewPaths(runDir))) await fs.mkdir(dir, { mode: 0o700 });
   await fs.mkdir(NPM_CACHE, { recursive: true });
   return layout;
 }
