@@ -419,17 +419,7 @@ describe("maxWorkers 3: ten concurrent placements", () => {
     await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
       timeoutMs: 240_000,
     });
-    let highest = 0;
-    const seen = new Set<string>();
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const names = await sandboxNames();
-        highest = Math.max(highest, names.length);
-        for (const n of names) seen.add(n);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
+    const sampler = sampleSandboxes();
     try {
       const created = await Promise.all(
         Array.from({ length: 10 }, () =>
@@ -455,8 +445,7 @@ describe("maxWorkers 3: ten concurrent placements", () => {
       await waitFor("no sandbox left", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
         timeoutMs: 240_000,
       });
-      sampling = false;
-      await sampler;
+      const { highest, seen } = await sampler.stop();
       process.stderr.write(
         `[worker cap] 10 concurrent placements, maxWorkers 3: highest concurrent sandboxes ${highest}, distinct sandboxes ${seen.size}, admitted ${ids.length}, refused ${refusals.length}\n`,
       );
@@ -467,10 +456,11 @@ describe("maxWorkers 3: ten concurrent placements", () => {
       expect(seen.size).toBe(3);
       expect(await sandboxNames()).toEqual([]);
     } finally {
-      sampling = false;
-      await sampler.catch(() => undefined);
+      // Stopped above unless something failed first; a sampler's own failure must not hide that one.
+      await sampler.stop().catch(() => undefined);
     }
   });
+
   it("four conversations take turns on three workers: every message answered, never more than three sandboxes", {
     timeout: 2_400_000,
   }, async () => {
