@@ -140,20 +140,27 @@ export default definePluginEntry({
     // Sleep and wake for small hosts: only when configured (it opens HTTP routes and may notify a host).
     suspend = config.suspend ? registerSuspend(api, config.suspend, provider.id) : undefined;
     if (capConfigured(api.config, provider.id)) {
-      reclaimer = registerWorkerCapRoutes(api, provider.id);
+      const turnRoom = {
+        providerId: provider.id,
+        cap,
+        reclaimer: () => reclaimer,
+        capOf: (profileId: string) => capOfProfile(api.config, provider.id, profileId),
+        logger,
+      };
+      // A host's own call (`POST …/workers/room`) before it places a session or hands over a message no hook sees
+      // (sessions.dispatch, the HTTP API): the same wait, inside an HTTP request, outside any placement.
+      reclaimer = registerWorkerCapRoutes(api, provider.id, async (request) => {
+        if ("session" in request) return makeRoomForTurn(request.session, turnRoom);
+        const room = turnRoom.capOf(request.profileId);
+        return room ? cap.makeRoomAhead(room.maxWorkers, room.waitMs) : "skipped";
+      });
       // Before a turn is placed (core awaits this hook outside any placement): room at the cap for a conversation
       // whose worker was reclaimed, so its message waits for a worker instead of being refused (issue 47). After the
       // suspend fence (higher priority first): a fenced message is refused before anything is reclaimed for it.
       api.on(
         "before_dispatch",
         async (event) => {
-          await makeRoomForTurn(event.sessionKey, {
-            providerId: provider.id,
-            cap,
-            reclaimer: () => reclaimer,
-            capOf: (profileId) => capOfProfile(api.config, provider.id, profileId),
-            logger,
-          });
+          await makeRoomForTurn(event.sessionKey, turnRoom);
           return undefined;
         },
         { priority: -10, timeoutMs: TURN_ROOM_HOOK_TIMEOUT_MS },

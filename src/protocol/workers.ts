@@ -9,6 +9,8 @@ export const WORKER_ROUTES = {
   reclaim: `${ROUTE_PREFIX}/workers/reclaim`,
   /** GET `?session=<key>`: that session's worker placement as core holds it (the cap's `before_dispatch` hook). */
   placement: `${ROUTE_PREFIX}/workers/placement`,
+  /** POST: makes room at the cap before a host places a session or hands over a message no hook sees. */
+  room: `${ROUTE_PREFIX}/workers/room`,
 } as const;
 
 const LeaseId = Type.String({ pattern: "^vsb_[0-9a-f]{24}$" });
@@ -59,3 +61,20 @@ export const PlacementResultSchema = Type.Object({
   ]),
 });
 export type PlacementResult = Static<typeof PlacementResultSchema>;
+
+/** What a host asks room for: a session about to get a message, or a placement of a profile. */
+export const RoomRequestSchema = Type.Union([
+  Type.Object({ session: Type.String({ minLength: 1, maxLength: SESSION_KEY_MAX }) }, { additionalProperties: false }),
+  Type.Object({ profileId: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+]);
+export type RoomRequest = Static<typeof RoomRequestSchema>;
+
+/**
+ * `room`: there was room; `reclaimed`: an idle worker was reclaimed for it; `waited`: room came while it waited;
+ * `busy`: every worker stayed busy for the profile's capWait; `failed`: the gateway could not tell; `skipped`: no
+ * cap applies (no placement of ours to make again, or a profile without maxWorkers).
+ */
+export const RoomResultSchema = Type.Object({
+  outcome: Type.Union(["room", "reclaimed", "waited", "busy", "failed", "skipped"].map((o) => Type.Literal(o))),
+});
+export type RoomResult = Static<typeof RoomResultSchema>;

@@ -16,7 +16,7 @@ import {
   WorkersResultSchema,
 } from "../protocol/index.js";
 import type { Reclaimer } from "../provider/index.js";
-import { CapService, createCapRoutes } from "./cap-routes.js";
+import { CapService, createCapRoutes, type MakeRoom } from "./cap-routes.js";
 import { GatewayLoopback, LoopbackError, type LoopbackTarget, readCertificate } from "./loopback.js";
 import { SessionActivity } from "./sessions.js";
 
@@ -40,7 +40,7 @@ export function capConfigured(config: unknown, providerId: string): boolean {
   );
 }
 
-export function registerWorkerCapRoutes(api: OpenClawPluginApi, providerId: string): Reclaimer {
+export function registerWorkerCapRoutes(api: OpenClawPluginApi, providerId: string, makeRoom?: MakeRoom): Reclaimer {
   const activity = new SessionActivity();
   api.on("message_received", (event) => activity.touch(event.sessionKey));
   api.on("model_call_started", (event) => activity.callStarted(event.sessionKey, event.callId));
@@ -69,8 +69,10 @@ export function registerWorkerCapRoutes(api: OpenClawPluginApi, providerId: stri
   });
 
   const service = new CapService(providerId, (key) => activity.state(key));
-  const routes = createCapRoutes(service, (method, params) =>
-    dispatchGatewayMethod(method, params, { timeoutMs: routes.timeoutMs }),
+  const routes = createCapRoutes(
+    service,
+    (method, params) => dispatchGatewayMethod(method, params, { timeoutMs: routes.timeoutMs }),
+    makeRoom,
   );
   for (const [name, routePath] of Object.entries(WORKER_ROUTES) as [keyof typeof WORKER_ROUTES, string][]) {
     api.registerHttpRoute({

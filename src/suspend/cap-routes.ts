@@ -12,6 +12,9 @@ import {
   type ReclaimRequest,
   ReclaimRequestSchema,
   type ReclaimResult,
+  type RoomRequest,
+  RoomRequestSchema,
+  type RoomResult,
   SESSION_KEY_MAX,
   type WorkersResult,
 } from "../protocol/index.js";
@@ -85,7 +88,10 @@ const failed = (res: ServerResponse, error: unknown) =>
     ? send(res, 502, { error: { type: "gateway_error", message: error.message } })
     : send(res, 500, { error: { type: "internal_error", message: "the gateway call failed; see the gateway log" } });
 
-export function createCapRoutes(service: CapService, dispatch: Dispatch) {
+/** Makes room at the cap for a host's placement or message (the plugin's cap, in this gateway process). */
+export type MakeRoom = (request: RoomRequest) => Promise<RoomResult["outcome"]>;
+
+export function createCapRoutes(service: CapService, dispatch: Dispatch, makeRoom?: MakeRoom) {
   const workers = async (req: IncomingMessage, res: ServerResponse) => {
     if ((req.method ?? "GET").toUpperCase() !== "GET") {
       res.setHeader("Allow", "GET");
@@ -132,5 +138,26 @@ export function createCapRoutes(service: CapService, dispatch: Dispatch) {
       return failed(res, error);
     }
   };
-  return { workers, reclaim, placement, timeoutMs: RECLAIM_TIMEOUT_MS };
+  const room = async (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.method ?? "GET").toUpperCase() !== "POST") {
+      res.setHeader("Allow", "POST");
+      return send(res, 405, { error: { type: "method_not_allowed", message: "use POST" } });
+    }
+    const body = await readJsonBodyWithLimit(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: 10_000 });
+    if (!body.ok || !Value.Check(RoomRequestSchema, body.value)) {
+      return send(res, 400, {
+        error: {
+          type: "invalid_request",
+          message: `body must be { session: <key, 1–${SESSION_KEY_MAX} characters> } or { profileId: <id> }`,
+        },
+      });
+    }
+    if (!makeRoom) return send(res, 200, { outcome: "skipped" } satisfies RoomResult);
+    try {
+      return send(res, 200, { outcome: await makeRoom(body.value) } satisfies RoomResult);
+    } catch (error) {
+      return failed(res, error);
+    }
+  };
+  return { workers, reclaim, placement, room, timeoutMs: RECLAIM_TIMEOUT_MS };
 }

@@ -6,7 +6,8 @@
 // sandbox goes, the file written on its worker is reconciled into its worktree, and the retry is placed; the
 // first's next placement does the same to the second; a conversation in an active turn is never
 // reclaimed: the other's placement is refused at once. Messages (chat.send, as a channel delivers them; issue 47)
-// need none of that: the plugin's `before_dispatch` hook makes room before a turn is placed, so two conversations
+// need none of that, and a host that asks `POST …/workers/room` before placing a new one neither: the plugin's
+// `before_dispatch` hook makes room before a turn is placed, so two conversations
 // alternating on one worker each get every reply with no refusal and no retry, one sandbox at a time, each
 // worktree holding what was written on its worker; a message while the only worker is in an active turn waits
 // for it and is answered, or, past its profile's `capWait`, fails naming the cap. With maxWorkers 3, ten
@@ -18,6 +19,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Sandbox } from "@vercel/sandbox";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocalSandboxApi } from "../../src/emulator/index.js";
 import { lastAssistantText } from "../../src/main-job/host.js";
@@ -99,30 +101,18 @@ async function findInState(name: string): Promise<string[]> {
   return stdout.split("\n").filter(Boolean);
 }
 
-/**
- * Places `key` as a host does at a full cap (`sessions.dispatch` has no `before_dispatch`): a refusal that started a
- * reclaim is retried once that reclaim has released the worker, one while every worker is busy a little later.
- */
-async function placedByTheHost(key: string, profile: string): Promise<void> {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const result = await place(key, profile);
-    if (result.code === 0) return;
-    if (Date.now() > deadline) throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
-    if (result.text.includes("is being reclaimed through the gateway")) {
-      await waitFor(
-        "the reclaimed worker to be released",
-        async () => ((await sandboxNames()).length === 0 ? true : undefined),
-        {
-          timeoutMs: 600_000,
-        },
-      );
-    } else if (result.text.includes("every worker is busy")) {
-      await new Promise((r) => setTimeout(r, 2_000));
-    } else {
-      throw new Error(gw().describeFailure(`sessions.dispatch ${key}`, result));
-    }
-  }
+/** A host's `POST /vercel-sandbox/v1/workers/room` to the gateway (over its TLS, with the gateway's token). */
+async function askRoom(body: Record<string, string>): Promise<{ status: number; outcome?: string }> {
+  const token = ((await gw().readConfig()) as { gateway: { auth: { token: string } } }).gateway.auth.token;
+  const response = await undiciFetch(`https://${host!.address}:${gw().port}/vercel-sandbox/v1/workers/room`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    dispatcher: new Agent({ connect: { ca: host!.certPem }, bodyTimeout: 900_000, headersTimeout: 900_000 }),
+    signal: AbortSignal.timeout(900_000),
+  });
+  const answer = (await response.json().catch(() => ({}))) as { outcome?: string };
+  return { status: response.status, ...(answer.outcome ? { outcome: answer.outcome } : {}) };
 }
 
 /** The sandboxes' count sampled every 200 ms until stop(): the highest seen, and every name seen. */
@@ -314,11 +304,16 @@ describe("maxWorkers 1: one warm worker, moved between conversations through the
     timeout: 2_400_000,
   }, async () => {
     model.holding = false;
-    // A (placed by the specs above) holds the one worker; C is placed once (on the short-wait profile) for the
-    // next case, through the host's own path: refused while the reclaim it started runs (or while A's turn above is
-    // still ending), then placed.
+    // A (placed by the specs above) holds the one worker. C is placed once (on the short-wait profile, for the next
+    // case) as a host places a new conversation at the cap: it asks the plugin for room first (sessions.dispatch runs
+    // no hook), which reclaims A's worker and answers once it is gone; the placement after it is not refused.
     await createSession(C, "cap-c");
-    await placedByTheHost(C, ONE_SHORT);
+    expect(await askRoom({ profileId: ONE_SHORT })).toEqual({ status: 200, outcome: "reclaimed" });
+    await waitFor("A's sandbox to be gone", async () => ((await sandboxNames()).length === 0 ? true : undefined), {
+      timeoutMs: 60_000,
+    });
+    await placed(C, ONE_SHORT);
+    expect(await askRoom({ bogus: "x" })).toEqual({ status: 400 });
     const sampler = sampleSandboxes();
     try {
       let n = 0;
