@@ -13,6 +13,7 @@ import { registerStatusMethod } from "./gateway-status/index.js";
 import {
   createVercelSandboxProvider,
   type EmbeddedBackend,
+  type LeaseCap,
   makeRoomForTurn,
   type Reclaimer,
   WorkerCap,
@@ -57,41 +58,25 @@ function embeddedEmulator() {
 }
 
 /**
- * The cap of the configured profile `profileId` when it is one of ours and sets `maxWorkers`, with how long a turn
- * waits at it (`capWait`); undefined otherwise (an invalid profile too: its placement refuses it, naming the key).
+ * A profile's cap (`maxWorkers`) and how long a turn waits at it (`capWait`); none for a profile without one, or an
+ * invalid profile (the provider refuses it with the key at fault).
  */
-function capOfProfile(config: unknown, providerId: string, profileId: string) {
+function capOfSettings(settings: unknown): LeaseCap | undefined {
+  try {
+    const parsed = parseSettings(settings);
+    return parsed.maxWorkers === undefined ? undefined : { maxWorkers: parsed.maxWorkers, waitMs: parsed.capWaitMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The cap of the configured profile `profileId` when it is one of ours (capOfSettings). */
+function capOfProfile(config: unknown, providerId: string, profileId: string): LeaseCap | undefined {
   const profiles = (
     config as { cloudWorkers?: { profiles?: Record<string, { provider?: unknown; settings?: unknown }> } }
   )?.cloudWorkers?.profiles;
   const profile = profiles && Object.hasOwn(profiles, profileId) ? profiles[profileId] : undefined;
-  if (profile?.provider !== providerId) return undefined;
-  try {
-    const settings = parseSettings(profile.settings ?? {});
-    return settings.maxWorkers === undefined
-      ? undefined
-      : { maxWorkers: settings.maxWorkers, waitMs: settings.capWaitMs };
-  } catch {
-    return undefined;
-  }
-}
-
-/** How long a turn waits at a profile's cap (`capWait`). */
-function capWaitOf(profile: unknown): number | undefined {
-  try {
-    return parseSettings(profile).capWaitMs;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A profile's cap; an invalid profile has none here (the provider refuses it with the key at fault). */
-function maxWorkersOf(profile: unknown): number | undefined {
-  try {
-    return parseSettings(profile).maxWorkers;
-  } catch {
-    return undefined;
-  }
+  return profile?.provider === providerId ? capOfSettings(profile.settings ?? {}) : undefined;
 }
 
 export default definePluginEntry({
@@ -126,8 +111,7 @@ export default definePluginEntry({
     });
     const provider = withWorkerCap(inner, {
       cap,
-      maxWorkersOf,
-      capWaitOf,
+      capOf: capOfSettings,
       activity: {
         provisionStarted: (key) => suspend?.provisionStarted(key),
         provisionEnded: (key) => suspend?.provisionEnded(key),

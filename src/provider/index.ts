@@ -5,6 +5,7 @@ export { effectiveScope, leaseIdOf, sandboxNameOf, TAG_SCOPE } from "./allocatio
 export {
   type CapSnapshot,
   type CapWorker,
+  type LeaseCap,
   makeRoomForTurn,
   type Reclaimer,
   type SessionPlacement,

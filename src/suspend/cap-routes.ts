@@ -83,6 +83,14 @@ function send(res: ServerResponse, status: number, body: unknown): boolean {
   return true;
 }
 
+/** Whether `req` uses `method`; otherwise it has been answered 405, naming the one allowed. */
+function allowed(req: IncomingMessage, res: ServerResponse, method: "GET" | "POST"): boolean {
+  if ((req.method ?? "GET").toUpperCase() === method) return true;
+  res.setHeader("Allow", method);
+  send(res, 405, { error: { type: "method_not_allowed", message: `use ${method}` } });
+  return false;
+}
+
 const failed = (res: ServerResponse, error: unknown) =>
   error instanceof CapGatewayError
     ? send(res, 502, { error: { type: "gateway_error", message: error.message } })
@@ -93,10 +101,7 @@ export type MakeRoom = (request: RoomRequest) => Promise<RoomResult["outcome"]>;
 
 export function createCapRoutes(service: CapService, dispatch: Dispatch, makeRoom?: MakeRoom) {
   const workers = async (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.method ?? "GET").toUpperCase() !== "GET") {
-      res.setHeader("Allow", "GET");
-      return send(res, 405, { error: { type: "method_not_allowed", message: "use GET" } });
-    }
+    if (!allowed(req, res, "GET")) return true;
     try {
       return send(res, 200, await service.workers(dispatch));
     } catch (error) {
@@ -104,10 +109,7 @@ export function createCapRoutes(service: CapService, dispatch: Dispatch, makeRoo
     }
   };
   const reclaim = async (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.method ?? "GET").toUpperCase() !== "POST") {
-      res.setHeader("Allow", "POST");
-      return send(res, 405, { error: { type: "method_not_allowed", message: "use POST" } });
-    }
+    if (!allowed(req, res, "POST")) return true;
     const body = await readJsonBodyWithLimit(req, { maxBytes: MAX_BODY_BYTES * 8, timeoutMs: 10_000 });
     if (!body.ok || !Value.Check(ReclaimRequestSchema, body.value)) {
       return send(res, 400, { error: { type: "invalid_request", message: "body must be { among: [lease ids] }" } });
@@ -119,10 +121,7 @@ export function createCapRoutes(service: CapService, dispatch: Dispatch, makeRoo
     }
   };
   const placement = async (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.method ?? "GET").toUpperCase() !== "GET") {
-      res.setHeader("Allow", "GET");
-      return send(res, 405, { error: { type: "method_not_allowed", message: "use GET" } });
-    }
+    if (!allowed(req, res, "GET")) return true;
     const key = new URL(req.url ?? "/", "http://gateway.invalid").searchParams.get("session");
     if (!key || key.length > SESSION_KEY_MAX) {
       return send(res, 400, {
@@ -139,10 +138,7 @@ export function createCapRoutes(service: CapService, dispatch: Dispatch, makeRoo
     }
   };
   const room = async (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.method ?? "GET").toUpperCase() !== "POST") {
-      res.setHeader("Allow", "POST");
-      return send(res, 405, { error: { type: "method_not_allowed", message: "use POST" } });
-    }
+    if (!allowed(req, res, "POST")) return true;
     const body = await readJsonBodyWithLimit(req, { maxBytes: MAX_BODY_BYTES, timeoutMs: 10_000 });
     if (!body.ok || !Value.Check(RoomRequestSchema, body.value)) {
       return send(res, 400, {

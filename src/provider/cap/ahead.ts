@@ -6,7 +6,7 @@
 // for it, or waits (up to the profile's `capWait`) for a busy one to become idle. It never refuses the message
 // itself: the placement that follows applies the cap and, past the wait, fails naming it.
 import type { ProviderLogger } from "../../infra/index.js";
-import type { AheadOutcome, WorkerCap } from "./gate.js";
+import type { AheadOutcome, LeaseCap, WorkerCap } from "./gate.js";
 import type { Reclaimer } from "./types.js";
 
 export interface TurnRoomOptions {
@@ -14,7 +14,7 @@ export interface TurnRoomOptions {
   cap: WorkerCap;
   reclaimer(): Reclaimer | undefined;
   /** The cap of one of our profiles and how long a turn waits at it; undefined when the profile sets none. */
-  capOf(profileId: string): { maxWorkers: number; waitMs: number } | undefined;
+  capOf(profileId: string): LeaseCap | undefined;
   logger: ProviderLogger;
 }
 

@@ -23,7 +23,11 @@ export interface AheadOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-type AheadStep = { kind: "room" } | { kind: "reclaiming"; done: Promise<void> } | { kind: "busy" } | { kind: "failed" };
+type Look =
+  | { kind: "room" }
+  | { kind: "reclaiming"; among: string; done: Promise<void> }
+  | { kind: "busy"; busy: number }
+  | { kind: "unlisted"; reason: string };
 
 /** A cap of busy workers is looked at again this often while a turn waits for room. */
 export const AHEAD_POLL_MS = 2_000;
@@ -128,25 +132,37 @@ export class WorkerCap {
    * reclaim is under way every placement at the cap is refused the same way, so no second one is started.
    */
   async #makeRoom(maxWorkers: number): Promise<void> {
-    if (this.#counted.size < maxWorkers) return;
-    if (this.#reclaiming) throw new WorkerCapReclaimingError(maxWorkers, this.#reclaiming.among);
-    // A reserved lease is still being placed: never a candidate (it is busy by definition).
+    const look = await this.#look(maxWorkers);
+    if (look.kind === "room") return;
+    if (look.kind === "reclaiming") throw new WorkerCapReclaimingError(maxWorkers, look.among);
+    if (look.kind === "busy") throw new WorkerCapReachedError(maxWorkers, this.#counted.size, look.busy);
+    throw new WorkerCapReclaimError(maxWorkers, look.reason);
+  }
+
+  /**
+   * One look at the cap, under the lock: room; a reclaim under way (one started before, or started here for the
+   * least recently active idle worker); every counted worker busy (or still being placed: never a candidate); or
+   * the gateway's workers not listed, and why.
+   */
+  async #look(maxWorkers: number): Promise<Look> {
+    if (this.#counted.size < maxWorkers) return { kind: "room" };
+    if (this.#reclaiming) return { kind: "reclaiming", ...this.#reclaiming };
     const live = [...this.#counted.values()].filter((c) => c.phase === "live").map((c) => c.leaseId);
+    if (live.length === 0) return { kind: "busy", busy: this.#counted.size };
     const reclaimer = this.reclaimer();
-    if (live.length === 0) throw new WorkerCapReachedError(maxWorkers, this.#counted.size, this.#counted.size);
-    if (!reclaimer) throw new WorkerCapReclaimError(maxWorkers, "the plugin's gateway routes are not registered");
+    if (!reclaimer) return { kind: "unlisted", reason: "the plugin's gateway routes are not registered" };
     let workers: CapWorker[];
     try {
       workers = await reclaimer.workers();
     } catch (error) {
-      throw new WorkerCapReclaimError(maxWorkers, (error as Error).message);
+      return { kind: "unlisted", reason: (error as Error).message };
     }
     const idle = workers.filter((w) => live.includes(w.leaseId) && !w.busy).map((w) => w.leaseId);
     if (idle.length === 0) {
       const busy = this.#counted.size - live.length + workers.filter((w) => live.includes(w.leaseId) && w.busy).length;
-      throw new WorkerCapReachedError(maxWorkers, this.#counted.size, busy);
+      return { kind: "busy", busy };
     }
-    throw new WorkerCapReclaimingError(maxWorkers, this.#startReclaim(maxWorkers, reclaimer, idle, live.length).among);
+    return { kind: "reclaiming", ...this.#startReclaim(maxWorkers, reclaimer, idle, live.length) };
   }
 
   /** Starts the reclaim of the least recently active of `idle` (the only one under way until it ends). */
@@ -196,42 +212,22 @@ export class WorkerCap {
     const deadline = this.now() + waitMs;
     let waited = false;
     for (;;) {
-      const step = await this.#locked(() => this.#aheadStep(maxWorkers));
-      if (step.kind === "room") return waited ? "waited" : "room";
-      if (step.kind === "reclaiming") {
+      const look = await this.#locked(() => this.#look(maxWorkers));
+      if (look.kind === "room") return waited ? "waited" : "room";
+      if (look.kind === "reclaiming") {
         // A reclaim (started here, or by a placement before) ended: reclaimed, or it found its victim busy after all.
-        await step.done;
+        await look.done;
         if (this.#counted.size < maxWorkers) return "reclaimed";
       }
-      if (step.kind === "failed") return "failed";
+      if (look.kind === "unlisted") {
+        this.logger.warn(`vercel-sandbox: maxWorkers ${maxWorkers}: could not list workers (${look.reason})`);
+        return "failed";
+      }
       // Every counted worker is busy (or still being placed): wait for one to finish its turn, up to the bound.
       if (this.now() + pollMs > deadline) return "busy";
       waited = true;
       await sleep(pollMs);
     }
-  }
-
-  /** One look at the cap, under the lock: room, a reclaim under way (started here or before), busy, or failed. */
-  async #aheadStep(maxWorkers: number): Promise<AheadStep> {
-    await this.#seed();
-    if (this.#counted.size < maxWorkers) return { kind: "room" };
-    if (this.#reclaiming) return { kind: "reclaiming", done: this.#reclaiming.done };
-    const live = [...this.#counted.values()].filter((c) => c.phase === "live").map((c) => c.leaseId);
-    const reclaimer = this.reclaimer();
-    if (!reclaimer) return { kind: "failed" };
-    if (live.length === 0) return { kind: "busy" };
-    let workers: CapWorker[];
-    try {
-      workers = await reclaimer.workers();
-    } catch (error) {
-      this.logger.warn(
-        `vercel-sandbox: maxWorkers ${maxWorkers}: could not list workers (${(error as Error).message})`,
-      );
-      return { kind: "failed" };
-    }
-    const idle = workers.filter((w) => live.includes(w.leaseId) && !w.busy).map((w) => w.leaseId);
-    if (idle.length === 0) return { kind: "busy" };
-    return { kind: "reclaiming", done: this.#startReclaim(maxWorkers, reclaimer, idle, live.length).done };
   }
 
   /** Resolves once no reclaim is under way (tests, and a caller that wants to retry right after it). */

@@ -4,22 +4,20 @@
 // capped placement is activity from its first moment (the idle clock must not let the gateway sleep while it
 // waits for a reclaim), so admission is reported as a provision of its own.
 import { type WorkerProvider, WorkerProviderError } from "openclaw/plugin-sdk/plugin-entry";
-import type { WorkerCap } from "./gate.js";
-
-/** How long a turn waits at a cap when the profile does not say (the settings' own default is the same). */
-const DEFAULT_WAIT_MS = 5 * 60_000;
+import type { LeaseCap, WorkerCap } from "./gate.js";
 
 export interface CapOptions {
   cap: WorkerCap;
-  /** The profile's `maxWorkers` (undefined: unbounded, or a profile the provider itself refuses). */
-  maxWorkersOf(profile: unknown): number | undefined;
-  /** How long a turn waits at the profile's cap (`capWait`); default DEFAULT_WAIT_MS. */
-  capWaitOf?(profile: unknown): number | undefined;
+  /**
+   * The profile's cap (`maxWorkers`) and how long a turn waits at it (`capWait`); undefined: unbounded, or a profile
+   * the provider itself refuses.
+   */
+  capOf(profile: unknown): LeaseCap | undefined;
   activity?: { provisionStarted(key: string): void; provisionEnded(key: string): void };
 }
 
 export function withWorkerCap<P extends WorkerProvider>(provider: P, options: CapOptions): P {
-  const { cap, maxWorkersOf, capWaitOf, activity } = options;
+  const { cap, capOf, activity } = options;
 
   async function settled<T>(leaseId: Promise<string>, attempt: Promise<T>): Promise<T> {
     try {
@@ -34,13 +32,13 @@ export function withWorkerCap<P extends WorkerProvider>(provider: P, options: Ca
     }
   }
 
-  async function admitted(profile: unknown, operationId: string, maxWorkers: number): Promise<string> {
+  async function admitted(profile: unknown, operationId: string, leaseCap: LeaseCap): Promise<string> {
     const key = `cap:${operationId}`;
     activity?.provisionStarted(key);
     try {
       const { leaseId } = await provider.resolveAllocation(profile as never, operationId);
-      cap.remember(leaseId, { maxWorkers, waitMs: capWaitOf?.(profile) ?? DEFAULT_WAIT_MS });
-      await cap.admit(leaseId, maxWorkers);
+      cap.remember(leaseId, leaseCap);
+      await cap.admit(leaseId, leaseCap.maxWorkers);
       return leaseId;
     } finally {
       activity?.provisionEnded(key);
@@ -50,8 +48,8 @@ export function withWorkerCap<P extends WorkerProvider>(provider: P, options: Ca
   return {
     ...provider,
     provision(profile, operationId, provisionOptions) {
-      const maxWorkers = maxWorkersOf(profile);
-      if (maxWorkers === undefined) {
+      const leaseCap = capOf(profile);
+      if (leaseCap === undefined) {
         const leaseId = provider.resolveAllocation(profile, operationId).then(({ leaseId: id }) => {
           cap.note(id);
           return id;
@@ -59,7 +57,7 @@ export function withWorkerCap<P extends WorkerProvider>(provider: P, options: Ca
         leaseId.catch(() => undefined);
         return settled(leaseId, provider.provision(profile, operationId, provisionOptions));
       }
-      const leaseId = admitted(profile, operationId, maxWorkers);
+      const leaseId = admitted(profile, operationId, leaseCap);
       return settled(
         leaseId,
         leaseId.then(() => {
