@@ -1,7 +1,8 @@
-// Turns the bench's JSON record into the Markdown tables it prints (and the README shows).
+// Turns the bench's JSON record into the Markdown tables it prints (and docs/benchmarks.md shows, through
+// scripts/bench-table.mjs).
 const NOT_BUILT = "n/a (not built)";
 
-/** A Markdown table with its columns padded, as the README's formatter writes it. */
+/** A Markdown table with its columns padded, as a Markdown formatter writes it. */
 function table(header, rows) {
   const cells = [header, ...rows].map((row) => row.map(String));
   const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => row[i].length)));
@@ -149,7 +150,11 @@ function memoryFigure(out, own, gateway) {
   out.push("", `Own process: ${own.where}.${gateway.where ? ` Gateway: ${gateway.where}.` : ""}`);
 }
 
-export function markdown(record) {
+/**
+ * The whole record as Markdown. `notBuilt: "list"` gives the figures not built as a list instead of a table (their
+ * reasons are long: docs/benchmarks.md keeps its lines short).
+ */
+export function markdown(record, { notBuilt: notBuiltAs = "table" } = {}) {
   const { machine, roundTrips, overhead, concurrency, memory, emulator, notBuilt } = record;
   const out = [];
   const load = machine.loadAverage1m;
@@ -205,12 +210,16 @@ export function markdown(record) {
   );
   suspendFigure(out, record.suspend);
   out.push("", "**Not built**", "");
-  out.push(
-    table(
-      ["figure", "value", "why"],
-      notBuilt.map((f) => [f.figure, NOT_BUILT, f.reason]),
-    ),
-  );
+  if (notBuiltAs === "list") {
+    out.push(...notBuilt.map((f) => `- ${f.figure}: ${NOT_BUILT}; ${f.reason}.`));
+  } else {
+    out.push(
+      table(
+        ["figure", "value", "why"],
+        notBuilt.map((f) => [f.figure, NOT_BUILT, f.reason]),
+      ),
+    );
+  }
   return out.join("\n");
 }
 
