@@ -9,6 +9,7 @@ const entry = {
   "devcontainer/index": "src/devcontainer/index.ts",
   "conformance/index": "src/conformance/index.ts",
   "host/index": "src/host/public.ts",
+  "reference-host/index": "src/reference-host/index.ts",
 };
 
 // Dependencies and the openclaw peer stay external: the gateway must supply its own `openclaw`

@@ -68,14 +68,14 @@ describe("what the examples import", () => {
     const found = files.flatMap((file) =>
       specifiersOf(readFileSync(path.join(EXAMPLES, file), "utf8")).map((specifier) => ({ file, specifier })),
     );
-    expect(found).toContainEqual({ file: "host/server.ts", specifier: `${PACKAGE}/host` });
+    expect(found).toContainEqual({ file: "host/server.ts", specifier: `${PACKAGE}/reference-host` });
     expect(found.map(({ file, specifier }) => refused(file, specifier, EXPORTED)).filter(Boolean)).toEqual([]);
   });
 
   it("a source-tree import, a private package or another example's file is refused", () => {
     expect(refused("host/server.ts", "../../src/host/index.js", EXPORTED)).toMatch(/outside its example/);
     expect(refused("host/server.ts", "../other/x.js", EXPORTED)).toMatch(/outside its example/);
-    expect(refused("host/server.ts", `${PACKAGE}/reference-host`, EXPORTED)).toMatch(/not a openclaw-vercel-sandbox/);
+    expect(refused("host/server.ts", `${PACKAGE}/private`, EXPORTED)).toMatch(/not a openclaw-vercel-sandbox/);
     expect(refused("host/server.ts", "undici", EXPORTED)).toMatch(/not a/);
     expect(refused("host/server.ts", "./host.js", EXPORTED)).toBeUndefined();
     expect(refused("host/server.ts", `${PACKAGE}/host`, EXPORTED)).toBeUndefined();
@@ -167,7 +167,7 @@ describe("the examples installed from the packed plugin", () => {
       for (const file of sourcesOf(name).filter((f) => f.endsWith(".ts"))) {
         expect(checked).toContain(path.join(dir, file));
       }
-      expect(checked).toContain(path.join(target, "node_modules", PACKAGE, "dist", "host", "index.d.ts"));
+      expect(checked).toContain(path.join(target, "node_modules", PACKAGE, "dist", "reference-host", "index.d.ts"));
       expect(checked.filter((file) => file.startsWith(path.join(REPO_ROOT, "src")))).toEqual([]);
       expect(checked.filter((file) => file.startsWith(path.join(REPO_ROOT, "dist")))).toEqual([]);
       compiled.set(name, target);
@@ -236,7 +236,9 @@ describe("the examples installed from the packed plugin", () => {
     expect((await post("/notify", "x".repeat(70 * 1024))).status).toBe(413);
     await processes.terminate(server);
     // The accepted snapshot armed the wake timer: its due time minus the gateway's lead and the host's own 60 s.
-    expect(output.text()).toContain(`wake for job nightly set for ${new Date(runAtMs - 180_000).toISOString()}`);
+    expect(output.text()).toContain(
+      `for job nightly due ${new Date(runAtMs).toISOString()}: timer set for ${new Date(runAtMs - 180_000).toISOString()}`,
+    );
 
     // Without a message secret it refuses to bind beyond loopback.
     const open = await runner.run(process.execPath, ["dist/server.js"], {

@@ -11,6 +11,7 @@ describe("package exports", () => {
     ["openclaw-vercel-sandbox/emulator", ["startLocalSandboxApi", "EmulatorIsolationError"]],
     ["openclaw-vercel-sandbox/provider", ["createVercelSandboxProvider", "parseSettings", "ProfileSettingsSchema"]],
     ["openclaw-vercel-sandbox/conformance", ["defineConformanceSuite", "operationId", "fakeEnrollment"]],
+    ["openclaw-vercel-sandbox/reference-host", ["createHost", "serve", "WakeTimer"]],
   ])("%s exports %j", async (specifier, names) => {
     const module = (await import(specifier)) as Record<string, unknown>;
     for (const name of names) expect(module[name], name).toBeDefined();
