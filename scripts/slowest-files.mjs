@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Prints the slowest spec files of a vitest run from the JSON test/setup/durations-reporter.ts wrote
-// (VSB_TEST_DURATIONS): the 15 slowest with their wall seconds, then all files' seconds summed and the run's wall
-// seconds (two workers: the run takes about half the sum when they finish together). `.ci/run` prints it last.
+// (VSB_TEST_DURATIONS): the 15 slowest with their wall (and CPU) seconds, then all files' seconds summed, the run's
+// wall seconds, and how busy the whole machine was meanwhile against its cores (a run that keeps them all busy is
+// shortened only by less CPU). `.ci/run` prints it last.
 // Usage: node scripts/slowest-files.mjs <durations.json>
 import { readFileSync } from "node:fs";
 
@@ -42,5 +43,15 @@ lines.push(row(total, `all ${files.length} files together`, cpuTotal || undefine
 if (typeof durations.wallSeconds === "number") {
   const reason = durations.reason && durations.reason !== "passed" ? `, ${durations.reason}` : "";
   lines.push(row(durations.wallSeconds, `the run, start to end${reason}`));
+}
+// The whole machine's busy CPU over the run (the reporter's /proc/stat figures): what two cores run out of.
+const machine = durations.machine;
+if (machine && typeof machine.cpuSeconds === "number" && typeof durations.wallSeconds === "number") {
+  const available = durations.wallSeconds * machine.cores;
+  const share = available > 0 ? Math.round((100 * machine.cpuSeconds) / available) : 0;
+  const outside = cpuTotal ? `; ${figure(Math.max(0, machine.cpuSeconds - cpuTotal))} s outside the files' own` : "";
+  lines.push(
+    `The machine was busy ${figure(machine.cpuSeconds)} CPU-s of the ${figure(available)} its ${machine.cores} cores had (${share} %)${outside}`,
+  );
 }
 process.stdout.write(`${lines.join("\n")}\n`);

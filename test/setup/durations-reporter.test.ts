@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../gateway/openclaw.js";
-import type { Durations } from "./durations-reporter.js";
+import { busySeconds, type Durations } from "./durations-reporter.js";
 import { runProbe } from "./probe-run.js";
 
 let dir: string;
@@ -30,11 +30,15 @@ interface Row {
   column: number;
 }
 
+/** How the line of the machine's busy CPU starts (it is not a row of files). */
+const MACHINE_LINE = "The machine was busy";
+
 function rowsOf(table: string): Row[] {
   return table
     .trimEnd()
     .split("\n")
     .slice(1)
+    .filter((line) => !line.startsWith(MACHINE_LINE))
     .map((line) => {
       const m = line.match(/^( *)(\d+\.\d) s {2}(\S.*)$/);
       expect(m, line).not.toBeNull();
@@ -84,6 +88,38 @@ describe("the table of the slowest files", () => {
   });
 });
 
+describe("the machine's busy CPU", () => {
+  it("is user, nice, system, irq, softirq and steal of /proc/stat's cpu line, not idle or iowait", () => {
+    const stat = "cpu  1000 20 300 90000 4000 5 6 7 50 0\ncpu0 500 10 150 45000 2000 2 3 3 25 0\nintr 1 2\n";
+    expect(busySeconds(stat)).toBeCloseTo((1000 + 20 + 300 + 5 + 6 + 7) / 100, 5);
+    expect(busySeconds("intr 1 2\n")).toBeUndefined();
+  });
+
+  it("the table says how busy the machine was against its cores, and how much of it the files' own CPU does not hold", async () => {
+    const json = path.join(dir, "durations.json");
+    await writeFile(
+      json,
+      JSON.stringify({
+        wallSeconds: 100,
+        reason: "passed",
+        files: { "test/a.test.ts": 90, "test/b.test.ts": 40 },
+        cpu: { "test/a.test.ts": 60, "test/b.test.ts": 20 },
+        machine: { cpuSeconds: 150, cores: 2 },
+      }),
+    );
+    const table = slowestFiles(json);
+    expect(table.trimEnd().split("\n").at(-1)).toBe(
+      "The machine was busy 150.0 CPU-s of the 200.0 its 2 cores had (75 %); 70.0 s outside the files' own",
+    );
+    expect(rowsOf(table).map((r) => r.text)).toEqual([
+      "60.0 s CPU  test/a.test.ts",
+      "20.0 s CPU  test/b.test.ts",
+      "80.0 s CPU  all 2 files together",
+      "the run, start to end",
+    ]);
+  });
+});
+
 describe("the durations reporter", () => {
   it("writes each spec file's wall seconds, its hooks included, and the run's", { timeout: 150_000 }, async () => {
     const json = path.join(dir, "out", "durations.json");
@@ -101,6 +137,9 @@ describe("the durations reporter", () => {
     expect(durations.files[quick]).toBeLessThan(durations.files[slow]! - 2.5);
     expect(durations.wallSeconds).toBeGreaterThanOrEqual(durations.files[slow]!);
     expect(durations.reason).toBe("passed");
+    // The machine's busy CPU over the run: the probe's own vitest processes alone cost some.
+    expect(durations.machine?.cores).toBeGreaterThanOrEqual(1);
+    expect(durations.machine?.cpuSeconds).toBeGreaterThan(0);
     // And the table reads it: the slow file first.
     expect(rowsOf(slowestFiles(json))[0]!.text).toBe(slow);
   });

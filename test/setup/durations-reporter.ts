@@ -6,7 +6,12 @@
 // after the worker set up its environment and runner: those durations are added) to the end of its last test and
 // hook (onTestModuleEnd), as vitest's main process sees them; a file still running when the run ends (interrupted)
 // counts until then. The run's seconds run from onTestRunStart to onTestRunEnd.
-import { mkdirSync, writeFileSync } from "node:fs";
+//
+// The whole machine's busy CPU seconds over the same span (/proc/stat), beside the files' own: a file's CPU counts
+// only the processes its worker waited for, not a sandbox's programs (their holder is not the worker's child) nor
+// anything else on the machine, and two cores run out of the whole machine's.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Reporter, SerializedError, TestModule, TestRunEndReason, Vitest } from "vitest/node";
 
@@ -22,6 +27,31 @@ export interface Durations {
   files: Record<string, number>;
   /** CPU seconds per spec file, its worker's with the processes it waited for (test/setup/file-cpu.ts). */
   cpu?: Record<string, number>;
+  /** The whole machine's busy CPU seconds from the run's start to its end, and the cores it had (Linux only). */
+  machine?: { cpuSeconds: number; cores: number };
+}
+
+/** Clock ticks per second on Linux (sysconf(_SC_CLK_TCK) is 100 on every kernel Node supports there). */
+const TICKS = 100;
+
+/**
+ * Busy CPU seconds of all cores since boot from /proc/stat's first (`cpu`) line: user, nice, system, irq, softirq
+ * and steal; idle and iowait are not busy, and guest time is already in user. Undefined without such a line.
+ */
+export function busySeconds(procStat: string): number | undefined {
+  const line = procStat.split("\n").find((l) => /^cpu\s/.test(l));
+  if (!line) return undefined;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, v) => sum + (v ?? 0), 0);
+  return Number.isFinite(busy) ? busy / TICKS : undefined;
+}
+
+function machineBusySeconds(): number | undefined {
+  try {
+    return busySeconds(readFileSync("/proc/stat", "utf8"));
+  } catch {
+    return undefined;
+  }
 }
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
@@ -29,6 +59,7 @@ const seconds = (ms: number) => Math.round(ms) / 1000;
 export default class DurationsReporter implements Reporter {
   private root = process.cwd();
   private runStart = Date.now();
+  private busyAtStart: number | undefined;
   private readonly queued = new Map<string, number>();
   private readonly ended = new Map<string, number>();
   private readonly cpu = new Map<string, number>();
@@ -39,6 +70,7 @@ export default class DurationsReporter implements Reporter {
 
   onTestRunStart(): void {
     this.runStart = Date.now();
+    this.busyAtStart = machineBusySeconds();
     this.queued.clear();
     this.ended.clear();
     this.cpu.clear();
@@ -75,7 +107,18 @@ export default class DurationsReporter implements Reporter {
     const entries = [...this.ended].map(([moduleId, ms]) => [this.relative(moduleId), ms] as const);
     for (const [file, ms] of entries.sort(([, a], [, b]) => b - a)) files[file] = seconds(ms);
     const cpu = Object.fromEntries([...this.cpu].map(([moduleId, s]) => [this.relative(moduleId), s]));
-    const durations: Durations = { wallSeconds: seconds(now - this.runStart), reason, files, cpu };
+    const busy = machineBusySeconds();
+    const machine =
+      busy !== undefined && this.busyAtStart !== undefined
+        ? { cpuSeconds: Math.round((busy - this.busyAtStart) * 10) / 10, cores: availableParallelism() }
+        : undefined;
+    const durations: Durations = {
+      wallSeconds: seconds(now - this.runStart),
+      reason,
+      files,
+      cpu,
+      ...(machine ? { machine } : {}),
+    };
     mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
     writeFileSync(target, `${JSON.stringify(durations, null, 2)}\n`);
   }
