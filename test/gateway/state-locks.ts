@@ -18,7 +18,7 @@ export async function removeLockCoordinators(stateDir: string): Promise<void> {
   }
   for (const database of databases) {
     const hash = createHash("sha256").update(database).digest("hex").slice(0, 8);
-    for (const family of ["state-lifecycle", "gateway-lifecycle"]) {
+    for (const family of ["state-lifecycle", "gateway-lifecycle", "state-handles"]) {
       for (const suffix of ["", "-wal", "-shm", "-journal"]) {
         await fs.rm(path.join(lockDir, `${family}.${hash}.lock.sqlite${suffix}`), { force: true });
       }
