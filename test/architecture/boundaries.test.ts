@@ -37,12 +37,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ["gateway-status", "provider", "preparation", "suspend", "vercel", "settings", "infra"],
   "gateway-status": ["provider", "suspend"],
   "main-job": ["emulator", "host", "reference-host", "infra"],
+  demo: ["conformance", "emulator", "provider"],
   // Entry points.
   "config.ts": [],
   "index.ts": ["cli", "config.ts", "emulator", "gateway-status", "provider", "settings", "suspend"],
-  "cli.ts": ["emulator", "main-job", "emulator-demo.ts", "provider-demo.ts"],
-  "emulator-demo.ts": ["emulator"],
-  "provider-demo.ts": ["conformance", "emulator", "provider"],
+  "cli.ts": ["emulator", "main-job", "demo"],
 };
 
 interface Import {
