@@ -70,8 +70,7 @@ const commands: Record<string, CliCommand> = {
     summary: "run a sandbox lifecycle through the real SDK, then the worker provider, against the emulator",
     usage: "demo",
     async run() {
-      const { runEmulatorDemo } = await import("./emulator-demo.js");
-      const { runProviderDemo } = await import("./provider-demo.js");
+      const { runEmulatorDemo, runProviderDemo } = await import("./demo/index.js");
       await runEmulatorDemo();
       await runProviderDemo();
       return 0;

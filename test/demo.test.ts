@@ -2,8 +2,8 @@
 // to completion. (The README's main job, `npm start`, is test/main-job.test.ts.)
 import { describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN, SETUP_CODE } from "../src/conformance/fixtures.js";
-import { runEmulatorDemo } from "../src/emulator-demo.js";
-import { runProviderDemo } from "../src/provider-demo.js";
+import { runEmulatorDemo } from "../src/demo/emulator.js";
+import { runProviderDemo } from "../src/demo/provider.js";
 
 describe("the SDK walk-through", () => {
   it("the emulator lifecycle and the provider lifecycle both finish and leave nothing behind", async () => {

@@ -9,6 +9,7 @@ import { ImageStore } from "../preparation/index.js";
 import { LeaseLedger } from "../provider/index.js";
 import { VercelClient } from "../vercel/index.js";
 import { renderDoctor, runDoctor } from "./doctor.js";
+import { CliError } from "./errors.js";
 import type { GatewayCall } from "./gateway.js";
 import { planGc, renderGc, runGc } from "./gc.js";
 import { renderImages } from "./images.js";
@@ -26,17 +27,6 @@ type Program = CliContext["program"];
 export interface CommandContext {
   config: CliContext["config"];
   scopeOf(stateDir: string): string;
-}
-
-/** A failure of a whole command, with the next step. */
-export class CliError extends Error {
-  override readonly name = "CliError";
-  constructor(
-    message: string,
-    readonly remedy: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface Output<T> {

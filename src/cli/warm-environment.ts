@@ -7,7 +7,7 @@
 // several are new (another run's meanwhile) none is destroyed and the error says so, next to why the run failed.
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../infra/index.js";
-import { CliError } from "./commands.js";
+import { CliError } from "./errors.js";
 import { type GatewayCall, ourEnvironments, type WorkerEnvironment } from "./gateway.js";
 
 export interface EnvironmentTimings {

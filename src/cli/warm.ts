@@ -21,7 +21,7 @@ import {
   withdrawBaseImageRequest,
 } from "../preparation/index.js";
 import type { VercelClient } from "../vercel/index.js";
-import { CliError } from "./commands.js";
+import { CliError } from "./errors.js";
 import type { GatewayCall } from "./gateway.js";
 import { type ProfileEntry, vercelProfiles } from "./profiles.js";
 import { DEFAULT_TIMINGS, type EnvironmentTimings, withWorkerEnvironment } from "./warm-environment.js";

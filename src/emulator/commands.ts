@@ -4,69 +4,16 @@
 // and the body at exit. Commands run as the sandbox's default user, or as sandbox root under
 // `sudo` (executor.ts), with the matching HOME/USER.
 import type { ServerResponse } from "node:http";
-import type { Ctx, EmulatorState } from "./context.js";
+import type { Ctx } from "./context.js";
 import { runningSession, sessionOr404 } from "./context.js";
 import { networkModeOf, proxyEnv } from "./egress.js";
 import { syncDirectRoutes } from "./egress-routes.js";
 import { CommandProcess } from "./executor.js";
 import { mkdirInSandbox, resolveInSandbox, sendFile, writeTarball } from "./filesystem.js";
 import { badRequest, field, notFound, readBody, readJson, sendJson } from "./http.js";
-import { SANDBOX_CA_BUNDLE, SANDBOX_NODE_PREFIX, SANDBOX_USER } from "./image.js";
 import { asciiJson, startNdjson } from "./ndjson.js";
-import { commandPayload, SANDBOX_HOME } from "./payloads.js";
-import type { SessionRecord } from "./registry.js";
-
-const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-/**
- * What sudo adds for a `sudo: true` command: Vercel runs it through the image's sudo, which always names the caller
- * (the sandbox's default user) in SUDO_USER/SUDO_UID/SUDO_GID, and is configured not to reset the environment nor
- * PATH, with HOME /root (the SDK's README, "Sudo access"; docs in ../shared/reference/vercel-sandbox-api.md).
- */
-const SUDO_CALLER = {
-  SUDO_USER: SANDBOX_USER.name,
-  SUDO_UID: String(SANDBOX_USER.uid),
-  SUDO_GID: String(SANDBOX_USER.gid),
-};
-
-/**
- * A program's environment in the sandbox: the image's defaults, the proxy, the sandbox's env, then its own. Under
- * sudo the same (PATH unchanged), as root (HOME, USER, LOGNAME) and naming its caller (SUDO_*), which sudo sets
- * after the environment it keeps, so the caller's env cannot change them.
- */
-export function commandEnv(
-  ctx: Pick<EmulatorState, "registry" | "nodeBinDir">,
-  session: SessionRecord,
-  own: Record<string, string>,
-  sudo: boolean,
-  proxy: Record<string, string>,
-) {
-  const sandbox = ctx.registry.sandboxes.get(session.sandboxName);
-  const user = sudo ? "root" : "vercel-sandbox";
-  return {
-    PATH: ctx.nodeBinDir ? `${SANDBOX_NODE_PREFIX}/bin:${SYSTEM_PATH}` : SYSTEM_PATH,
-    HOME: sudo ? "/root" : SANDBOX_HOME,
-    USER: user,
-    LOGNAME: user,
-    SHELL: "/bin/bash",
-    LANG: "C.UTF-8",
-    VERCEL_SANDBOX: "1",
-    // The image's bundle holds the host's CAs: Node then trusts a TLS-inspecting registry proxy too.
-    NODE_EXTRA_CA_CERTS: SANDBOX_CA_BUNDLE,
-    ...proxy,
-    ...(sandbox?.env ?? {}),
-    ...own,
-    ...(sudo ? SUDO_CALLER : {}),
-  };
-}
-
-/** Routes and egress of a running session made ready for a new program; the proxy variables it needs. */
-export async function networkEnv(state: EmulatorState, session: SessionRecord): Promise<Record<string, string>> {
-  await syncDirectRoutes(session);
-  await state.lifecycle.routeAccess(session);
-  if (networkModeOf(session.networkPolicy) !== "proxied") return {};
-  return proxyEnv((await state.lifecycle.egressOf(session)).port);
-}
+import { commandPayload } from "./payloads.js";
+import { commandEnv } from "./program-env.js";
 
 function streamError(command: CommandProcess) {
   return {

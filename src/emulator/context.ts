@@ -1,27 +1,8 @@
-// What every endpoint handler receives: the parsed request and the emulator's shared state.
-import type { ChildProcess } from "node:child_process";
+// What every endpoint handler receives: the parsed request and the emulator's shared state (state.ts).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiScope } from "./auth.js";
-import type { DriveStore } from "./drives.js";
 import { HttpError, notFound } from "./http.js";
-import type { InteractiveShells } from "./interactive.js";
-import type { Lifecycle } from "./lifecycle.js";
-import type { Registry, SandboxRecord, SessionRecord } from "./registry.js";
-
-export interface EmulatorState {
-  /** The token, team and project every request must match (auth.ts). */
-  scope: ApiScope;
-  registry: Registry;
-  lifecycle: Lifecycle;
-  /** Directory of a Node >= 22.22.3 put first on every command's PATH. */
-  nodeBinDir?: string;
-  /** Registers a child process so close() can end it. */
-  track: (child: ChildProcess) => void;
-  /** Interactive shells: their tickets and live connections (interactive.ts). */
-  interactive: InteractiveShells;
-  /** The project's drives (drives.ts). */
-  drives: DriveStore;
-}
+import type { SandboxRecord, SessionRecord } from "./registry.js";
+import type { EmulatorState } from "./state.js";
 
 export interface Ctx extends EmulatorState {
   req: IncomingMessage;

@@ -9,16 +9,14 @@
 // as the sandbox sees them: the drive's files move to the id range of the sandbox that mounts it
 // (host-tree.ts). Drive contents are not part of a sandbox's snapshots. `maxSizeBytes` is recorded,
 // not enforced (the data dir's filesystem is the limit).
-import { randomBytes } from "node:crypto";
+// The endpoints that list, create and delete drives are drive-routes.ts; this file is the drives themselves.
 import { lchown, mkdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { assertProject } from "./auth.js";
-import type { Ctx } from "./context.js";
 import { copyTree, shiftOwners } from "./host-tree.js";
-import { badRequest, field, HttpError, readJson, sendJson } from "./http.js";
+import { badRequest, field, HttpError } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
 import type { HolderMount } from "./isolation.js";
-import { paginate, type SandboxRecord, type SessionRecord, sortBy } from "./registry.js";
+import type { SandboxRecord, SessionRecord } from "./registry.js";
 
 export type MountMode = "read-write" | "snapshot";
 export type Mounts = Record<string, { drive: string; mode: MountMode }>;
@@ -39,11 +37,10 @@ export interface DriveRecord {
   copying?: number;
 }
 
-const DEFAULT_MAX_SIZE = 10 * 1024 * 1024 * 1024;
 /** Where a drive may not be mounted: the sandbox's system directories and kernel views. */
 const RESERVED = ["/proc", "/sys", "/dev", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 
-const driveNotFound = (name: string) => new HttpError(404, "drive_not_found", `Drive ${name} was not found`);
+export const driveNotFound = (name: string) => new HttpError(404, "drive_not_found", `Drive ${name} was not found`);
 
 /** Validates a `mounts` body (pure): absolute, normal, non-overlapping paths outside system directories. */
 export function mountsOf(body: Record<string, unknown>): Mounts | undefined {
@@ -81,8 +78,8 @@ export class DriveStore {
    * running, stopping, snapshotting), since any of them may have or get the drive mounted.
    */
   constructor(
-    private readonly dataDir: string,
-    private readonly live: (sessionId: string) => boolean,
+    readonly dataDir: string,
+    readonly live: (sessionId: string) => boolean,
   ) {}
 
   payload(d: DriveRecord) {
@@ -189,68 +186,5 @@ export class DriveStore {
   detach(sessionId: string): void {
     this.copied(sessionId);
     for (const drive of this.drives.values()) if (drive.attached?.sessionId === sessionId) drive.attached = undefined;
-  }
-
-  /** GET /v2/sandboxes/drives[?namePrefix&sortBy&sortOrder&limit&cursor]. */
-  async list(ctx: Ctx): Promise<void> {
-    const q = ctx.url.searchParams;
-    const prefix = q.get("namePrefix");
-    const items = sortBy(
-      [...this.drives.values()].filter((d) => !prefix || d.name.startsWith(prefix)),
-      (d) => (q.get("sortBy") === "name" ? d.name : d.createdAt),
-      q.get("sortOrder"),
-    );
-    const { page, pagination } = paginate(items, q);
-    sendJson(ctx.res, 200, { drives: page.map((d) => this.payload(d)), pagination });
-  }
-
-  /** POST /v2/sandboxes/drives/{name}: the drive, created first if it does not exist. */
-  async getOrCreate(ctx: Ctx): Promise<void> {
-    const name = ctx.params[0] ?? "";
-    const body = await readJson(ctx.req);
-    assertProject(ctx.scope, field.string(body, "projectId") ?? ctx.scope.projectId);
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) throw badRequest(`Invalid drive name: ${name}`);
-    let drive = this.drives.get(name);
-    if (!drive) {
-      const id = `drv_${randomBytes(12).toString("hex")}`;
-      const dir = path.join(this.dataDir, "drives", id);
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      const now = Date.now();
-      drive = {
-        id,
-        name,
-        projectId: ctx.scope.projectId,
-        region: field.string(body, "region") ?? "iad1",
-        maxSizeBytes: field.number(body, "maxSizeBytes") ?? DEFAULT_MAX_SIZE,
-        createdAt: now,
-        updatedAt: now,
-        dir,
-      };
-      this.drives.set(name, drive);
-    }
-    sendJson(ctx.res, 200, { drive: this.payload(drive) });
-  }
-
-  /** GET /v2/sandboxes/drives/{name}. */
-  async get(ctx: Ctx): Promise<void> {
-    const drive = this.drives.get(ctx.params[0] ?? "");
-    if (!drive) throw driveNotFound(ctx.params[0] ?? "");
-    sendJson(ctx.res, 200, { drive: this.payload(drive) });
-  }
-
-  /** DELETE /v2/sandboxes/drives/{name}: refused while attached; the data is gone for good. */
-  async delete(ctx: Ctx, running: (sessionId: string) => boolean): Promise<void> {
-    const name = ctx.params[0] ?? "";
-    const drive = this.drives.get(name);
-    if (!drive) throw driveNotFound(name);
-    // Held by any session not stopped (a booting one too), whatever the route counts as running.
-    const holder = drive.attached;
-    if (holder && (running(holder.sessionId) || this.live(holder.sessionId)))
-      throw new HttpError(409, "drive_in_use", `Drive ${name} is attached to sandbox ${holder.sandboxName}`);
-    if (drive.copying) throw new HttpError(409, "drive_in_use", `Drive ${name} is being copied for a snapshot mount`);
-    this.drives.delete(name);
-    await rm(drive.dir, { recursive: true, force: true });
-    drive.updatedAt = Date.now();
-    sendJson(ctx.res, 200, { drive: this.payload(drive) });
   }
 }

@@ -2,7 +2,7 @@
 // each sandbox's holder (isolation.ts) and builds its root with system calls (mount, pivot_root, umount2, a
 // user namespace by fork + unshare), where a boot used to start about thirty processes (a shell script's
 // mount/mkdir/ln/ip… and the setpriv/unshare wrappers). A boot costs three forks of an already started process,
-// all made before the boot is asked for when it takes the spare (lifecycle.ts): the outer process, the holder and
+// all made before the boot is asked for when it takes the spare (spare-pool.ts): the outer process, the holder and
 // the user namespace's child wait for it, so such a boot only mounts, maps and pivots.
 //
 // Protocol, on the Node IPC channel it is started with (NODE_CHANNEL_FD; one JSON object per line, as Node
@@ -131,7 +131,7 @@ def holder(id, ns):
     # A refused mount is retried (the previous session's overlay on the same upper dir is released asynchronously
     # after a stop). The work dir is never emptied here: it is fresh for each boot (isolation.ts prepareLayers),
     # and a mount that finds another's marker in it shares it with a live overlay, whose copy-ups would all fail
-    # were its work dir removed (lifecycle.ts runs a sandbox's boots one at a time so that this cannot happen).
+    # were its work dir removed (layer-manager.ts runs a sandbox's boots one at a time so that this cannot happen).
     while libc.mount(b"overlay", root.encode(), b"overlay", 0, overlay) != 0:
         err = ctypes.get_errno()
         n += 1

@@ -17,15 +17,14 @@
 // The WebSocket framing is the `ws` package's, a dependency loaded when the first shell opens (an emulator
 // that never opens one never loads it); should it be missing, openInteractive answers 422 `interactive_not_supported`.
 import { createHash, randomBytes } from "node:crypto";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { commandEnv, networkEnv } from "./commands.js";
-import type { Ctx, EmulatorState } from "./context.js";
-import { runningSession } from "./context.js";
 import { HttpError, sendJson } from "./http.js";
 import { SANDBOX_USER } from "./image.js";
 import { SANDBOX_HOME } from "./payloads.js";
+import { commandEnv, networkEnv, type ProgramState } from "./program-env.js";
 import { PTY_HELPER, PTY_INPUT, PTY_RESIZE, ptyFrame } from "./pty-helper.js";
+import type { SessionRecord } from "./registry.js";
 import type { SandboxProgram } from "./sandbox-program.js";
 
 const TICKET_TTL_MS = 60_000;
@@ -104,9 +103,11 @@ export class InteractiveShells {
     return this.ws;
   }
 
-  /** E7: POST …/sessions/{sid}/interactive → `{url, token}` (410 when stopped: the SDK resumes and asks again). */
-  async open(ctx: Ctx): Promise<void> {
-    const session = runningSession(ctx, ctx.params[0]);
+  /**
+   * E7: POST …/sessions/{sid}/interactive → `{url, token}` for the running session the route found (routes.ts: 410
+   * when stopped, and the SDK resumes and asks again).
+   */
+  async open(session: SessionRecord, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!(await this.server())) {
       throw new HttpError(
         422,
@@ -118,13 +119,13 @@ export class InteractiveShells {
     for (const [key, ticket] of this.tickets) if (ticket.expiresAt <= now) this.tickets.delete(key);
     const token = randomBytes(24).toString("base64url");
     this.tickets.set(digest(token), { sessionId: session.id, expiresAt: now + TICKET_TTL_MS });
-    const port = ctx.req.socket.localPort;
+    const port = req.socket.localPort;
     const url = `ws://127.0.0.1:${port}/v2/sandboxes/sessions/${encodeURIComponent(session.id)}/interactive/connect`;
-    sendJson(ctx.res, 200, { url, token });
+    sendJson(res, 200, { url, token });
   }
 
   /** The API server's `upgrade`: a valid ticket for a running session becomes a shell; anything else a 403. */
-  async upgrade(state: EmulatorState, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  async upgrade(state: ProgramState, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
     const url = new URL(`http://127.0.0.1${req.url ?? "/"}`);
     const sessionId = decodeURIComponent(PATH_PATTERN.exec(url.pathname)?.[1] ?? "");
@@ -140,7 +141,7 @@ export class InteractiveShells {
     server.handleUpgrade(req, socket, head, (ws) => this.serve(state, sessionId, ws));
   }
 
-  private serve(state: EmulatorState, sessionId: string, ws: WsSocket): void {
+  private serve(state: ProgramState, sessionId: string, ws: WsSocket): void {
     this.sockets.add(ws);
     let shell: SandboxProgram | undefined;
     let starting = false;
@@ -180,7 +181,7 @@ export class InteractiveShells {
   }
 
   private async start(
-    state: EmulatorState,
+    state: ProgramState,
     sessionId: string,
     start: StartFrame,
     ws: WsSocket,

@@ -45,7 +45,7 @@ export interface SandboxRecord {
   lowers?: LayerRef[];
   /** In-flight boot, so concurrent resumes share one session. */
   booting?: Promise<SessionRecord>;
-  /** The last of its layer transitions (a resume's boot, a snapshot, a fork's copy), each run after the one before (lifecycle.ts). */
+  /** The last of its layer transitions (a resume's boot, a snapshot, a fork's copy), each run after the one before (layer-manager.ts `exclusive`). */
   transitions?: Promise<unknown>;
   /** Drives mounted into its sessions, by path (drives.ts); applied at the next boot. */
   mounts?: Record<string, { drive: string; mode: "read-write" | "snapshot" }>;

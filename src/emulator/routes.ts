@@ -2,7 +2,8 @@
 // `sessions`, `snapshots` and `drives` (and `snapshots/{id}` would swallow `tree`), so fixed
 // paths come first. Those three are also refused as sandbox names (sandbox-settings.ts).
 import { commandLogs, getCommand, killCommand, makeDirectory, readFile, runCommand, writeFiles } from "./commands.js";
-import type { Ctx, Handler } from "./context.js";
+import { type Ctx, type Handler, runningSession } from "./context.js";
+import { deleteDrive, getDrive, getOrCreateDrive, listDrives } from "./drive-routes.js";
 import { createSandbox, deleteSandbox, forkSandbox, getSandbox, listSandboxes, updateSandbox } from "./sandboxes.js";
 import {
   extendTimeout,
@@ -33,7 +34,11 @@ const table: Array<[string, string, Handler]> = [
   ["POST", `${SESSION}/extend-timeout`, extendTimeout],
   ["POST", `${SESSION}/network-policy`, updateNetworkPolicy],
   ["POST", `${SESSION}/snapshot`, snapshotSession],
-  ["POST", `${SESSION}/interactive`, (ctx) => ctx.interactive.open(ctx)],
+  [
+    "POST",
+    `${SESSION}/interactive`,
+    async (ctx) => ctx.interactive.open(runningSession(ctx, ctx.params[0]), ctx.req, ctx.res),
+  ],
   ["POST", `${SESSION}/cmd`, runCommand],
   ["GET", `${SESSION}/cmd/${P}`, getCommand],
   ["GET", `${SESSION}/cmd/${P}/logs`, commandLogs],
@@ -45,10 +50,10 @@ const table: Array<[string, string, Handler]> = [
   ["GET", "/v2/sandboxes/snapshots/tree", snapshotTree],
   ["GET", `/v2/sandboxes/snapshots/${P}`, getSnapshot],
   ["DELETE", `/v2/sandboxes/snapshots/${P}`, deleteSnapshot],
-  ["GET", "/v2/sandboxes/drives", (ctx) => ctx.drives.list(ctx)],
-  ["POST", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.getOrCreate(ctx)],
-  ["GET", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.get(ctx)],
-  ["DELETE", `/v2/sandboxes/drives/${P}`, (ctx) => ctx.drives.delete(ctx, (id) => running(ctx, id))],
+  ["GET", "/v2/sandboxes/drives", listDrives],
+  ["POST", `/v2/sandboxes/drives/${P}`, getOrCreateDrive],
+  ["GET", `/v2/sandboxes/drives/${P}`, getDrive],
+  ["DELETE", `/v2/sandboxes/drives/${P}`, (ctx) => deleteDrive(ctx, (id) => running(ctx, id))],
   ["GET", `/v2/sandboxes/${P}`, getSandbox],
   ["PATCH", `/v2/sandboxes/${P}`, updateSandbox],
   ["DELETE", `/v2/sandboxes/${P}`, deleteSandbox],

@@ -137,7 +137,7 @@ export async function createSandbox(ctx: Ctx): Promise<void> {
  * snapshot; without one, from its base environment. A persistent sandbox's current snapshot is its last
  * snapshot, the one Vercel takes at each stop included (lifecycle.ts `stopKeeping`), so such a source's fork starts
  * from its files as its last stop or snapshot left them, whether it runs again or not; never stopped nor
- * snapshotted (or its current snapshot deleted), from its own chain (lifecycle.ts `forkLayer`). A sandbox that is
+ * snapshotted (or its current snapshot deleted), from its own chain (layer-manager.ts `forkLayer`). A sandbox that is
  * not persistent keeps nothing past a stop, so its fork starts from its base environment: the snapshot it was
  * created from, or the image.
  */

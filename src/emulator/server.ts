@@ -7,11 +7,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { authorize } from "./auth.js";
-import type { EmulatorState } from "./context.js";
 import type { FaultRule, FaultTable } from "./faults.js";
 import { HttpError, sendError } from "./http.js";
 import type { RequestLog } from "./request-log.js";
 import { matchRoute } from "./routes.js";
+import type { EmulatorState } from "./state.js";
 
 export type { RequestLogEntry } from "./request-log.js";
 

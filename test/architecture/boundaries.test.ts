@@ -6,6 +6,9 @@
 //   is an entry point and its own door).
 // A failure names the file, the import and the rule. A new room, or a new arrow, is a line in ALLOWED, placed
 // so that the arrows still run one way (the table is checked for cycles too).
+// Inside a room, the files' own imports run one way as well: no circle of files (static imports and
+// `export … from`, type-only ones included, since a type that two files need from each other belongs in a third;
+// a dynamic `import(…)` is left out, as it loads on demand and is the one deliberate late edge).
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,12 +37,11 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ["gateway-status", "provider", "preparation", "suspend", "vercel", "settings", "infra"],
   "gateway-status": ["provider", "suspend"],
   "main-job": ["emulator", "host", "reference-host", "infra"],
+  demo: ["conformance", "emulator", "provider"],
   // Entry points.
   "config.ts": [],
   "index.ts": ["cli", "config.ts", "emulator", "gateway-status", "provider", "settings", "suspend"],
-  "cli.ts": ["emulator", "main-job", "emulator-demo.ts", "provider-demo.ts"],
-  "emulator-demo.ts": ["emulator"],
-  "provider-demo.ts": ["conformance", "emulator", "provider"],
+  "cli.ts": ["emulator", "main-job", "demo"],
 };
 
 interface Import {
@@ -91,6 +93,35 @@ function violation({ file, specifier }: Import): string | undefined {
 const files = sourceFiles(SRC);
 const imports = files.flatMap(importsOf);
 
+/** The files of its own room a file imports statically (`import … from`, `export … from`, `import "…"`). */
+function sameRoomImports(file: string): string[] {
+  const source = readFileSync(file, "utf8");
+  const targets = [...source.matchAll(/(?:\bfrom|^\s*import)\s*["']([^"']+)["']/gm)]
+    .map((match) => match[1]!)
+    .filter((specifier) => specifier.startsWith("."))
+    .map((specifier) => resolve(dirname(file), specifier).replace(/\.js$/, ".ts"));
+  return [...new Set(targets)].filter((target) => roomOf(target) === roomOf(file));
+}
+
+/** Every circle of files in a graph of imports, each as its files (paths relative to the root) joined by arrows. */
+function fileCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const state = new Map<string, "visiting" | "done">();
+  const cycles: string[] = [];
+  const visit = (file: string, path: string[]): void => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "visiting") {
+      const circle = [...path.slice(path.indexOf(file)), file];
+      cycles.push(circle.map((entry) => relative(ROOT, entry)).join(" -> "));
+      return;
+    }
+    state.set(file, "visiting");
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) visit(file, []);
+  return cycles;
+}
+
 describe("room boundaries", () => {
   it("reads static, dynamic and re-export imports", () => {
     const seen = (file: string, specifier: string) =>
@@ -140,6 +171,35 @@ describe("room boundaries", () => {
       return seen;
     };
     expect([...reach("provider")]).not.toContain("emulator");
+  });
+
+  it("finds a circle of files when there is one", () => {
+    const a = join(SRC, "room/a.ts");
+    const b = join(SRC, "room/b.ts");
+    const c = join(SRC, "room/c.ts");
+    expect(
+      fileCycles(
+        new Map([
+          [a, [b]],
+          [b, [c]],
+          [c, [a]],
+        ]),
+      ),
+    ).toEqual(["src/room/a.ts -> src/room/b.ts -> src/room/c.ts -> src/room/a.ts"]);
+    expect(
+      fileCycles(
+        new Map([
+          [a, [b, c]],
+          [b, [c]],
+          [c, []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it("no room has a circle of files among its own imports", () => {
+    const graph = new Map(files.map((file) => [file, sameRoomImports(file)]));
+    expect(fileCycles(graph)).toEqual([]);
   });
 
   it.each(files.map((file) => relative(ROOT, file)))("%s keeps the rules", (file) => {

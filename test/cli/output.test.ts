@@ -1,7 +1,8 @@
 // How every command ends: its table or one JSON document on stdout; a failure as the message and what to do
 // next (on stderr, or as `{ error: { message, remedy } }` with --json), exit code 1.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CliError, run } from "../../src/cli/commands.js";
+import { run } from "../../src/cli/commands.js";
+import { CliError } from "../../src/cli/errors.js";
 
 function capture() {
   const out: string[] = [];

@@ -2,9 +2,9 @@
 // embedded emulator, as the gateway would drive it. The gateway's side (the node enrollment it offers) and the
 // node bootstrap on the sandbox are stand-ins here, printed as such: the real bootstrap is not built yet.
 import { Sandbox } from "@vercel/sandbox";
-import { fakeEnrollment } from "./conformance/index.js";
-import { startLocalSandboxApi } from "./emulator/index.js";
-import { createVercelSandboxProvider } from "./provider/index.js";
+import { fakeEnrollment } from "../conformance/index.js";
+import { startLocalSandboxApi } from "../emulator/index.js";
+import { createVercelSandboxProvider } from "../provider/index.js";
 
 type Log = (line: string) => void;
 

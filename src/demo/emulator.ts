@@ -1,9 +1,9 @@
-// `openclaw-vercel-sandbox demo` (an entry beside cli.ts, like provider-demo.ts): a visible end-to-end
+// `openclaw-vercel-sandbox demo`, first half (the demo room, beside provider.ts): a visible end-to-end
 // lifecycle through the real SDK against the local emulator, so a newcomer can see every moving part work in a
 // few seconds.
 import { Writable } from "node:stream";
 import { Sandbox } from "@vercel/sandbox";
-import { startLocalSandboxApi } from "./emulator/index.js";
+import { startLocalSandboxApi } from "../emulator/index.js";
 
 type Log = (line: string) => void;
 
