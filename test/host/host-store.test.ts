@@ -4,7 +4,9 @@
 // across both and is gone after its window; racing wake snapshots leave the highest revision and refuse a stale or
 // equal one; of two instances racing to wake VM1 exactly one holds the admission lock, the other sees "waking",
 // only the owner releases it, and it expires when its owner dies; one event id is first-seen once. With Redis
-// stopped every operation refuses (HostStoreUnavailableError), verification included: fail closed.
+// stopped every operation refuses (HostStoreUnavailableError), verification included: fail closed. Two reference
+// hosts (createHost) on one Redis refuse a notification replayed from one to the other and a stale wake snapshot,
+// and answer 503 once Redis is gone.
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -16,7 +18,9 @@ import {
   RedisHostStore,
   signNotification,
   verifyNotification,
+  type WakeNotification,
 } from "../../src/host/index.js";
+import { createHost } from "../../src/reference-host/index.js";
 import { type RedisServer, startRedisServer } from "../support/redis-server.js";
 
 const SECRET = "host-store-spec-secret";
@@ -163,6 +167,60 @@ describe.each(kinds)("the host store %s", (_kind, instances) => {
   });
 });
 
+/** Two reference hosts (two instances) on one Redis; nothing reaches a gateway or Vercel but the sleep attempt. */
+function referenceHost(store: HostStore) {
+  const slept: unknown[] = [];
+  const host = createHost({
+    gatewayUrl: "http://127.0.0.1:9",
+    gatewayToken: "gateway-token",
+    notifySecret: SECRET,
+    connection: { token: "t", teamId: "team", projectId: "project" },
+    vmName: "vm1",
+    start: { cmd: "true" },
+    ready: async () => true,
+    store,
+    onSlept: (outcome) => slept.push(outcome),
+    log: () => undefined,
+  });
+  const notify = (body: string, headers: Record<string, string>) =>
+    host.fetch(new Request("http://host/notify", { method: "POST", body, headers }));
+  return { host, notify, slept };
+}
+
+function wakeNotification(revision: number): string {
+  const notification: WakeNotification = {
+    version: 1,
+    kind: "wake",
+    instanceId: "i-1",
+    sentAtMs: 1,
+    leadMs: 60_000,
+    snapshot: { revision, wakes: [] },
+  };
+  return JSON.stringify(notification);
+}
+
+describe("two reference hosts on one Redis", () => {
+  it("refuse a notification replayed from one to the other, and a stale wake snapshot", async () => {
+    const prefix = "spec:hosts";
+    const [a, b] = [referenceHost(await redisStore(prefix)), referenceHost(await redisStore(prefix))];
+    try {
+      const { body, headers } = notification();
+      const answers = await Promise.all([a.notify(body, headers), b.notify(body, headers)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([202, 401]);
+      expect(await answers.find((r) => r.status === 401)?.json()).toEqual({ error: "replayed" });
+
+      const newer = wakeNotification(20);
+      expect((await a.notify(newer, signNotification(SECRET, newer))).status).toBe(200);
+      const older = wakeNotification(19);
+      expect((await b.notify(older, signNotification(SECRET, older))).status).toBe(409);
+      expect((await b.host.keptWake())?.snapshot.revision).toBe(20);
+    } finally {
+      a.host.stop();
+      b.host.stop();
+    }
+  });
+});
+
 describe("the Redis host store", () => {
   it("keeps no caller text in its keys, and lets no one in without the password", async () => {
     if (!server) throw new Error("no redis-server");
@@ -191,8 +249,14 @@ describe("the Redis host store", () => {
   it("refuses everything once Redis is stopped: verification fails closed with HostStoreUnavailableError", async () => {
     if (!server) throw new Error("no redis-server");
     const store = await redisStore("spec:down");
+    const { host, notify } = referenceHost(store);
     expect(await store.events.firstSeen("before", 10_000)).toBe(true);
     await server.stop();
+    const signed = notification();
+    const answer = await notify(signed.body, signed.headers);
+    host.stop();
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toEqual({ error: "HostStoreUnavailableError" });
     const { body, headers } = notification();
     const refused = verifyNotification({ secret: SECRET, headers, body, nonces: store.nonces });
     await expect(refused).rejects.toThrow(HostStoreUnavailableError);
