@@ -49,6 +49,28 @@ export {
   type SuspendOptions,
 } from "./client.js";
 export {
+  type RedisConnectOptions,
+  type RedisHostClient,
+  RedisHostStore,
+  type RedisHostStoreOptions,
+} from "./redis-store.js";
+export {
+  type Admission,
+  type AdmissionIntent,
+  type AdmissionLease,
+  type AdmissionLock,
+  type EventDedupe,
+  type HostStore,
+  HostStoreFullError,
+  HostStoreInputError,
+  HostStoreUnavailableError,
+  MAX_ID_LENGTH,
+  MAX_TTL_MS,
+  MemoryHostStore,
+  type SettledLifecycle,
+  type VmLifecycle,
+} from "./store.js";
+export {
   DEFAULT_REPLAY_WINDOW_MS,
   MemoryNonceStore,
   type NonceStore,

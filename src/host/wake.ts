@@ -41,7 +41,8 @@ export class WakeStoreWriteError extends Error {
 
 class Stale extends Error {}
 
-function parseKept(text: string): KeptWake | undefined {
+/** A kept snapshot from its JSON text (`null`: none); DamagedFileError when it is not one. */
+export function parseKept(text: string): KeptWake | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -12,9 +12,10 @@
 // job runs it in front of its VM1; examples/host/server.ts runs it as a plain server.
 import {
   GatewayClient,
+  type HostStore,
+  HostStoreUnavailableError,
   type KeptWake,
-  MemoryNonceStore,
-  MemoryWakeStore,
+  MemoryHostStore,
   type NonceStore,
   NonceStoreFullError,
   notificationKind,
@@ -56,6 +57,11 @@ export interface HostConfig {
   ready: () => Promise<boolean>;
   /** Hands a message to the running gateway; without it the host answers once VM1 is awake. */
   deliver?: (message: Buffer, awake: Awake) => Promise<Response>;
+  /**
+   * The state host instances share (nonces, the wake schedule; RedisHostStore for many instances). Default: a
+   * MemoryHostStore over `nonces` and `wakeStore` when given (one instance). Give either it or those two.
+   */
+  store?: HostStore;
   /** Shared across instances in production (e.g. Redis SET NX); in memory is enough for one instance. */
   nonces?: NonceStore;
   suspendDeadlineMs?: number;
@@ -98,7 +104,16 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 
 export function createHost(config: HostConfig) {
   if (config.messageSecret === "") throw new Error("messageSecret is empty: set a real secret, or leave it unset");
-  const nonces = config.nonces ?? new MemoryNonceStore();
+  if (config.store && (config.nonces || config.wakeStore)) {
+    throw new Error("give the host a store, or nonces and wakeStore, not both");
+  }
+  const store =
+    config.store ??
+    new MemoryHostStore({
+      ...(config.nonces ? { nonces: config.nonces } : {}),
+      ...(config.wakeStore ? { wake: config.wakeStore } : {}),
+    });
+  const nonces = store.nonces;
   const gateway = new GatewayClient({ baseUrl: config.gatewayUrl, token: config.gatewayToken, timeoutMs: 15_000 });
   const maxBodyBytes = config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -106,7 +121,7 @@ export function createHost(config: HostConfig) {
   let waking: Promise<Awake> | undefined; // messages that arrive while VM1 wakes share that wake
 
   const sleptInstances = new Set<string>();
-  const schedule = new WakeSchedule(config.wakeStore ?? new MemoryWakeStore());
+  const schedule = new WakeSchedule(store.wake);
   const timer = new WakeTimer({
     schedule,
     aheadMs: config.wakeAheadMs ?? 60_000,
@@ -158,7 +173,7 @@ export function createHost(config: HostConfig) {
     try {
       outcome = await schedule.accept(verified.notification);
     } catch (error) {
-      if (!(error instanceof WakeStoreWriteError)) throw error;
+      if (!(error instanceof WakeStoreWriteError || error instanceof HostStoreUnavailableError)) throw error;
       log(`reference host: ${error.message}; not acknowledged (the gateway sends it again)`);
       return json(503, { error: error.name });
     }
@@ -175,8 +190,12 @@ export function createHost(config: HostConfig) {
       if (notificationKind(body) === "wake") return await onWakeSnapshot(request, body);
       verified = await verifyNotification({ secret: config.notifySecret, headers: request.headers, body, nonces });
     } catch (error) {
-      if (!(error instanceof NonceStoreFullError)) throw error;
       // Fail closed: the resident retries 5xx and notifies again while sleep stays due.
+      if (error instanceof HostStoreUnavailableError) {
+        log(`reference host: ${error.message}`);
+        return json(503, { error: error.name }, { "retry-after": "1" });
+      }
+      if (!(error instanceof NonceStoreFullError)) throw error;
       log(`reference host: ${error.message}`);
       return json(503, { error: error.name }, { "retry-after": String(Math.ceil(error.retryAfterMs / 1000)) });
     }

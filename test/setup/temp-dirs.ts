@@ -69,6 +69,8 @@ export const OUR_TEMP_PREFIXES = [
   "codex-responses-spec-",
   // reference host (test/reference-host)
   "vsb-host-wake-",
+  // test/support/redis-server.ts: a spec's Redis data dir
+  "vsb-redis-",
   // the examples installed from the packed plugin (test/examples)
   "vsb-examples-",
   // bench
