@@ -35,8 +35,8 @@ export interface MainJobOptions {
   mode?: AgentMode;
 }
 
-/** The per-run values every phase of the main job reads. */
-export interface JobContext {
+/** What the job knows before its services start: what `setUpJob` (phase-setup.ts) is given. */
+export interface JobStart {
   options: MainJobOptions;
   /** Every line redacted (startMainJob). */
   log: Log;
@@ -50,6 +50,10 @@ export interface JobContext {
   tmp: string;
   /** The rerun cache (undefined: none in use). */
   cache: RerunCache | undefined;
+}
+
+/** The per-run values every phase of the main job reads. */
+export interface JobContext extends JobStart {
   services: Services;
   secrets: GatewaySecrets;
   /** This checkout's plugin, packed. */

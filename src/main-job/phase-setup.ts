@@ -4,28 +4,12 @@
 import { Sandbox, Snapshot } from "@vercel/sandbox";
 import { registerSecret } from "../infra/index.js";
 import { frontOf } from "./base-reuse.js";
-import type { RerunCache } from "./cache.js";
-import { hex, type JobSetup, type MainJobOptions } from "./context.js";
+import { hex, type JobSetup, type JobStart } from "./context.js";
 import { packPlugin } from "./package.js";
-import type { Log, Progress } from "./report.js";
 import { keptSnapshots, type ReuseRecord } from "./reuse.js";
 import { startServices } from "./services.js";
-import type { Teardown } from "./teardown.js";
-import type { AgentMode, Timers } from "./topology.js";
 
 const CREATE = /^\/v[23]\/sandboxes\/?$/;
-
-export interface JobStart {
-  options: MainJobOptions;
-  log: Log;
-  progress: Progress;
-  teardown: Teardown;
-  started: number;
-  timers: Timers;
-  mode: AgentMode;
-  tmp: string;
-  cache: RerunCache | undefined;
-}
 
 export async function setUpJob(start: JobStart): Promise<JobSetup> {
   const { options, progress, teardown, tmp, cache } = start;
