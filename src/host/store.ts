@@ -6,6 +6,7 @@
 // RedisHostStore (redis-store.ts) is the shared one. A store that cannot answer throws (HostStoreUnavailableError
 // for Redis): every caller refuses then (fail closed), never guesses.
 import { randomBytes } from "node:crypto";
+import { ExpiringSet } from "./expiring-set.js";
 import { MemoryNonceStore, type NonceStore } from "./verify.js";
 import { MemoryWakeStore, type WakeStore } from "./wake.js";
 
@@ -111,23 +112,25 @@ export function checkSettled(settled: string): asserts settled is SettledLifecyc
 export const ownerToken = () => randomBytes(16).toString("hex");
 
 class MemoryEventDedupe implements EventDedupe {
-  readonly #seen = new Map<string, number>();
+  readonly #seen: ExpiringSet;
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.#seen = new ExpiringSet(max);
+  }
 
   async firstSeen(eventId: string, ttlMs: number): Promise<boolean> {
     checkId("an event id", eventId);
     checkTtl(ttlMs);
     const now = this.now();
-    for (const [id, expiry] of this.#seen) if (expiry <= now) this.#seen.delete(id);
-    if (this.#seen.has(eventId)) return false;
-    if (this.#seen.size >= this.max) {
-      throw new HostStoreFullError(this.max, Math.min(...this.#seen.values()) - now);
-    }
-    this.#seen.set(eventId, now + ttlMs);
-    return true;
+    // Gone once `ttlMs` has passed, as Redis's PX: live through its last millisecond.
+    return this.#seen.add(
+      eventId,
+      now + ttlMs - 1,
+      now,
+      (max, retryAfterMs) => new HostStoreFullError(max, retryAfterMs),
+    );
   }
 }
 

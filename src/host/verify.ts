@@ -14,6 +14,7 @@ import {
   type WakeNotification,
   WakeNotificationSchema,
 } from "../protocol/index.js";
+import { ExpiringSet } from "./expiring-set.js";
 
 export const DEFAULT_REPLAY_WINDOW_MS = 5 * 60_000;
 
@@ -46,25 +47,17 @@ export class NonceStoreFullError extends Error {
  * live ones it throws NonceStoreFullError instead of evicting one (an evicted nonce could be replayed).
  */
 export class MemoryNonceStore implements NonceStore {
-  readonly #seen = new Map<string, number>();
-  readonly #max: number;
+  readonly #seen: ExpiringSet;
   readonly #now: () => number;
 
   constructor(max = 10_000, now: () => number = Date.now) {
-    this.#max = max;
+    this.#seen = new ExpiringSet(max);
     this.#now = now;
   }
 
   claim(nonce: string, expiresAtMs: number, nowMs: number = this.#now()): boolean {
-    // Strictly after: at `expiresAtMs` itself the request still passes the window check.
-    for (const [key, expiry] of this.#seen) if (expiry < nowMs) this.#seen.delete(key);
-    if (this.#seen.has(nonce)) return false;
-    if (this.#seen.size >= this.#max) {
-      const soonest = Math.min(...this.#seen.values());
-      throw new NonceStoreFullError(this.#max, soonest - nowMs + 1);
-    }
-    this.#seen.set(nonce, expiresAtMs);
-    return true;
+    // Live through `expiresAtMs` itself: at that moment the request still passes the window check.
+    return this.#seen.add(nonce, expiresAtMs, nowMs, (max, retryAfterMs) => new NonceStoreFullError(max, retryAfterMs));
   }
 }
 
